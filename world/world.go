@@ -128,6 +128,9 @@ type Env interface {
 	Node() NodeID
 	// Nodes returns how many nodes the world has.
 	Nodes() int
+	// Peers returns the node's out-neighbours in the topology, sorted: the
+	// nodes it should probe. Any node can still be reached by address.
+	Peers() []NodeID
 	// Host returns the node's host clock S.
 	Host() Clock
 	// Tracer returns the node's tracer clock R (the GPU tracer's timestamp

@@ -114,7 +114,13 @@ func (c *Clock) AddStep(s Step) error {
 		return fmt.Errorf("clockmodel: step by %v at true time %v: clock already queried at %v",
 			s.By, s.At, time.Duration(c.horizon))
 	}
-	i, _ := slices.BinarySearchFunc(c.steps, s.At+1, func(e Step, at time.Duration) int { return cmp.Compare(e.At, at) })
+	// Insert after every step at the same time: never report "found".
+	i, _ := slices.BinarySearchFunc(c.steps, s.At, func(e Step, at time.Duration) int {
+		if e.At <= at {
+			return -1
+		}
+		return 1
+	})
 	c.steps = slices.Insert(c.steps, i, s)
 	c.cum = append(c.cum, 0)
 	c.sumSteps(i)

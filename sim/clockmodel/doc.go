@@ -5,7 +5,8 @@
 //
 // Time is int64 nanoseconds of true time, passed in by the caller; the
 // package never reads an OS clock, starts no goroutines and draws randomness
-// only from the *rand.Rand streams its constructors are given. A Clock or
+// only from the *rand.Rand streams its constructors are given (a stream may
+// be nil when its parameter is zero). A Clock or
 // Tracer is not safe for concurrent use.
 //
 // # Decisions
@@ -19,11 +20,15 @@
 //     the frequency is piecewise constant, starting at 0 on [0, WanderStep)
 //     and changing by a normal draw at every multiple of WanderStep, reflected
 //     at ±WanderLimitPPM. Its phase is the exact integral: piecewise linear,
-//     continuous. Before true time 0 the wander is zero. The path is drawn
-//     lazily from the wander stream and cached (8 bytes per WanderStep up to
-//     the latest true time queried, about 0.7 MB per simulated day at the
-//     default 1 s), so it depends only on the seed, and queries may come in
-//     any order of t.
+//     continuous. Before true time 0 the wander is zero. The walk is drawn
+//     lazily, from a PCG seeded with two draws from the wander stream, so it
+//     depends only on the seed, never on when or how often the clock is
+//     read. Queries may come in any order of t: the walk's state is saved
+//     every 256 steps (a few kB per simulated day at the default 1 s step)
+//     and a query behind the furthest step reached replays at most 256
+//     steps from a checkpoint, bit-identically. WanderStep must be 0 (1 s)
+//     or at least 1 ms: a finer frequency walk is phase noise, and costs a
+//     draw per step.
 //   - The periodic term is integrated analytically, with t reduced modulo
 //     the period in integer arithmetic to keep precision for long runs.
 //   - Read = Ideal + round(normal noise), quantized down (floor) to the
@@ -36,7 +41,8 @@
 //     upwards slightly when reads come much closer together than the noise.
 //   - Steps apply to all readings at true times >= At. [Clock.AddStep]
 //     rejects, with an error, a step before the latest true time the clock
-//     has been queried at, since readings already handed out would change.
+//     has been queried at, since readings already handed out would change;
+//     a step at exactly that time is accepted (a fault firing "now").
 //   - [Clock.TrueAfter] uses the rate at its start time only and ignores
 //     steps, which is enough for timers.
 package clockmodel

@@ -15,6 +15,11 @@ var ErrInvalidParams = errors.New("clockmodel: invalid params")
 // clock would stop, beyond it it would run backwards.
 const maxTotalPPM = 1e6
 
+// minWanderStep is the shortest wander step: a frequency walk on a finer
+// grid is phase noise (model it with ReadNoise) and costs a normal draw per
+// step of simulated time.
+const minWanderStep = time.Millisecond
+
 // Params describe one clock relative to true time. The zero value is a
 // perfect clock: reading == true time, 1 ns granularity, no noise.
 //
@@ -34,7 +39,7 @@ type Params struct {
 	// reflected at ±WanderLimitPPM, so the phase it adds is bounded by
 	// WanderLimitPPM·1e-6·|t|.
 	WanderPPM      float64
-	WanderStep     time.Duration // 0 means 1s
+	WanderStep     time.Duration // 0 means 1s; else at least 1ms
 	WanderLimitPPM float64       // 0 means 10·WanderPPM
 
 	// Periodic (temperature-like) variation of the frequency:
@@ -106,6 +111,9 @@ func (p Params) Validate() error {
 		if f.v < 0 {
 			return fmt.Errorf("%w: %s is %v, want >= 0", ErrInvalidParams, f.name, f.v)
 		}
+	}
+	if p.WanderStep != 0 && p.WanderStep < minWanderStep {
+		return fmt.Errorf("%w: WanderStep is %v, want 0 (meaning 1s) or >= %v", ErrInvalidParams, p.WanderStep, minWanderStep)
 	}
 	if p.PeriodicPPM != 0 && p.PeriodicPeriod == 0 {
 		return fmt.Errorf("%w: PeriodicPPM is %v but PeriodicPeriod is 0, want > 0", ErrInvalidParams, p.PeriodicPPM)

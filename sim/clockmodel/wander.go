@@ -5,57 +5,102 @@ import (
 	"math/rand/v2"
 )
 
-// wander is a lazily drawn, cached random walk of the frequency.
+// checkpointEvery is the number of wander steps between checkpoints.
+const checkpointEvery = 256
+
+// wander is a random walk of the frequency, drawn lazily from its own PCG
+// stream. A head cursor follows the furthest step reached; every
+// checkpointEvery steps it saves its state, and queries behind the head
+// replay the walk from the nearest checkpoint on a second cursor. Replays do
+// the same float operations in the same order, so values are bit-identical
+// whatever the order of queries.
 type wander struct {
-	rng   *rand.Rand
 	sigma float64 // ppm per step
 	limit float64 // reflection bound, ppm
 	step  int64   // ns of true time per step
-	stepF float64
 
-	// phases[k] is the phase (ns) the walk has added at true time k·step;
-	// segment k, [k·step, (k+1)·step), has frequency
-	// (phases[k+1]−phases[k])/step.
-	phases []float64
-	freq   float64 // frequency (ppm) of segment len(phases)−1
+	head, back  cursor
+	checkpoints []checkpoint // checkpoints[i] is the state at step i·checkpointEvery
 }
 
-func newWander(p Params, rng *rand.Rand) wander {
-	w := wander{
-		rng:    rng,
-		sigma:  p.WanderPPM,
-		limit:  p.wanderLimit(),
-		step:   p.wanderStep(),
-		phases: []float64{0},
+// checkpoint is a saved cursor state.
+type checkpoint struct {
+	src   rand.PCG
+	phase float64
+	freq  float64
+}
+
+// cursor is a position on the walk: step k starts at phase (ns) and has
+// frequency freq (ppm); src is positioned to draw step k+1.
+type cursor struct {
+	src   *rand.PCG
+	rng   *rand.Rand
+	k     int64
+	phase float64
+	freq  float64
+}
+
+func newWander(p Params, seed *rand.Rand) wander {
+	w := wander{sigma: p.WanderPPM, limit: p.wanderLimit(), step: p.wanderStep()}
+	if w.sigma == 0 {
+		return w
 	}
-	w.stepF = float64(w.step)
+	start := checkpoint{src: *rand.NewPCG(seed.Uint64(), seed.Uint64())}
+	w.checkpoints = []checkpoint{start}
+	w.head = newCursor(start)
+	w.back = newCursor(start)
 	return w
 }
 
+func newCursor(cp checkpoint) cursor {
+	src := cp.src
+	return cursor{src: &src, rng: rand.New(&src), phase: cp.phase, freq: cp.freq}
+}
+
 // at returns the phase (ns) the walk has added by true time t and its
-// frequency (ppm) at t.
+// frequency (ppm) at t. The walk is zero before true time 0.
 func (w *wander) at(t int64) (phase, ppm float64) {
 	if w.sigma == 0 || t < 0 {
 		return 0, 0
 	}
-	k := int(t / w.step)
-	w.extend(k)
-	p0, p1 := w.phases[k], w.phases[k+1]
-	d := p1 - p0
-	return p0 + d*float64(t%w.step)/w.stepF, d / w.stepF * 1e6
+	k := t / w.step
+	c := &w.head
+	if k < w.head.k {
+		c = &w.back
+		cp := k / checkpointEvery
+		if c.k > k || c.k < cp*checkpointEvery {
+			c.restore(cp*checkpointEvery, w.checkpoints[cp])
+		}
+	}
+	for c.k < k {
+		w.advance(c)
+	}
+	return c.phase + c.freq*float64(t%w.step)/1e6, c.freq
 }
 
-// extend draws the walk until segment k is known.
-func (w *wander) extend(k int) {
-	for len(w.phases) < k+2 {
-		last := w.phases[len(w.phases)-1]
-		w.phases = append(w.phases, last+w.freq*w.stepF/1e6)
-		w.freq = reflect(w.freq+w.sigma*w.rng.NormFloat64(), w.limit)
+// advance moves c one step on, saving a checkpoint when the head reaches a
+// new one.
+func (w *wander) advance(c *cursor) {
+	c.phase += c.freq * float64(w.step) / 1e6
+	c.freq = reflect(c.freq+w.sigma*c.rng.NormFloat64(), w.limit)
+	c.k++
+	if c == &w.head && c.k%checkpointEvery == 0 {
+		w.checkpoints = append(w.checkpoints, checkpoint{src: *c.src, phase: c.phase, freq: c.freq})
 	}
 }
 
-// reflect folds x into [−l, l] as a walk reflected at both bounds.
+// restore puts c at step k with the state of cp.
+func (c *cursor) restore(k int64, cp checkpoint) {
+	*c.src = cp.src
+	c.k, c.phase, c.freq = k, cp.phase, cp.freq
+}
+
+// reflect folds x into [−l, l] as a walk reflected at both bounds; l <= 0
+// gives 0.
 func reflect(x, l float64) float64 {
+	if l <= 0 {
+		return 0
+	}
 	if x >= -l && x <= l {
 		return x
 	}

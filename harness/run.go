@@ -1,0 +1,228 @@
+// Package harness runs scenarios: it loads a scenario, builds the world for
+// it, runs the nodes' programs, checks and summarises the outcome, and
+// records everything in a run directory from which the run can be replayed.
+//
+// It is one of the two places (with cmd) that know both the protocol
+// packages and the worlds they run in.
+package harness
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/chronosync/chronosync/scenario"
+	"github.com/chronosync/chronosync/sim"
+)
+
+// Options control a run.
+type Options struct {
+	// Seed overrides the scenario's seed when not nil.
+	Seed *uint64
+	// Out is the run directory; "" means runs/<scenario>-seed<seed>.
+	Out string
+	// ScenarioFile is the path the scenario came from, for the manifest.
+	ScenarioFile string
+	// TraceEvents, if not "", is a file that receives the event log, one
+	// line per event.
+	TraceEvents string
+	// NoEventLog leaves events.log.gz out of the run directory (the
+	// checkpoints are always kept).
+	NoEventLog bool
+	// Progress, if not nil, shows a progress bar there.
+	Progress io.Writer
+	// Backend is "sim" (the default) or "real".
+	Backend string
+	// Observe, if not nil, is called 200 times during the run with the
+	// virtual time reached (benchmarks sample memory with it).
+	Observe func(now time.Duration)
+}
+
+// Result is what a run produced.
+type Result struct {
+	Dir      string
+	Manifest Manifest
+	Summary  Summary
+	Wall     time.Duration // wall-clock time of the simulation itself
+}
+
+// ErrRealBackend is returned for --backend=real until the real backend
+// lands.
+var ErrRealBackend = errors.New("the real backend is not available in this build yet")
+
+// Run runs sc and writes its run directory.
+func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
+	switch opts.Backend {
+	case "", "sim":
+	case "real":
+		return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, ErrRealBackend)
+	default:
+		return nil, fmt.Errorf("run %s: unknown backend %q (want sim or real)", sc.Name, opts.Backend)
+	}
+	run := *sc
+	if opts.Seed != nil {
+		run.Seed = *opts.Seed
+	}
+	out := opts.Out
+	if out == "" {
+		out = filepath.Join("runs", fmt.Sprintf("%s-seed%d", run.Name, run.Seed))
+	}
+	staged, err := stagingDir(out)
+	if err != nil {
+		return nil, err
+	}
+	res, err := runIn(&run, staged, opts)
+	if err != nil {
+		os.RemoveAll(staged)
+		return nil, err
+	}
+	if err := commit(staged, out); err != nil {
+		os.RemoveAll(staged)
+		return nil, err
+	}
+	res.Dir = out
+	return res, nil
+}
+
+func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err error) {
+	resolved, err := sc.Resolve(sc.Seed)
+	if err != nil {
+		return nil, err
+	}
+	files := []Artifact{
+		{FileManifest, "what ran: scenario, seed, versions, event-log hash"},
+		{FileScenario, "the scenario as run (seed included)"},
+		{FileSummary, "the outcome"},
+		{FileLog, "the nodes' logs (log/slog text), stamped with virtual time"},
+		{FileCheckpoints, "event-log hash every 1024 events, for replay"},
+	}
+	yml, err := sc.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileScenario), yml, 0o644); err != nil {
+		return nil, fmt.Errorf("write scenario: %w", err)
+	}
+
+	logFile, err := os.Create(filepath.Join(dir, FileLog))
+	if err != nil {
+		return nil, fmt.Errorf("create run log: %w", err)
+	}
+	defer closeInto(&err, logFile, FileLog)
+	logBuf := bufio.NewWriter(logFile)
+	defer flushInto(&err, logBuf, FileLog)
+
+	var eventSinks []io.Writer
+	if !opts.NoEventLog {
+		files = append(files, Artifact{FileEvents, "the event log, one line per event (docs/event-log.md)"})
+		f, ferr := os.Create(filepath.Join(dir, FileEvents))
+		if ferr != nil {
+			return nil, fmt.Errorf("create event log: %w", ferr)
+		}
+		defer closeInto(&err, f, FileEvents)
+		zw := gzip.NewWriter(f)
+		defer closeInto(&err, zw, FileEvents)
+		eventSinks = append(eventSinks, zw)
+	}
+	if opts.TraceEvents != "" {
+		f, ferr := os.Create(opts.TraceEvents)
+		if ferr != nil {
+			return nil, fmt.Errorf("create --trace-events file: %w", ferr)
+		}
+		defer closeInto(&err, f, opts.TraceEvents)
+		eventSinks = append(eventSinks, f)
+	}
+	var events io.Writer
+	if len(eventSinks) > 0 {
+		events = io.MultiWriter(eventSinks...)
+	}
+
+	proto, err := newProtocol(sc)
+	if err != nil {
+		return nil, err
+	}
+	cfg := simConfig(sc.Seed, resolved)
+	w, err := sim.New(cfg, proto.program, sim.Options{EventLog: events, Log: logBuf, LogLevel: slog.LevelInfo})
+	if err != nil {
+		return nil, fmt.Errorf("build world for %s: %w", sc.Name, err)
+	}
+	proto.attach(w)
+
+	bar := newProgress(opts.Progress, sc.Name, resolved.Duration)
+	start := time.Now()
+	const chunks = 200
+	for i := 1; i <= chunks; i++ {
+		w.Run(resolved.Duration * time.Duration(i) / chunks)
+		bar.set(w.Now())
+		if opts.Observe != nil {
+			opts.Observe(w.Now())
+		}
+	}
+	wall := time.Since(start)
+	bar.done()
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+
+	ev := w.EventLog()
+	ck, err := os.Create(filepath.Join(dir, FileCheckpoints))
+	if err != nil {
+		return nil, fmt.Errorf("create checkpoints: %w", err)
+	}
+	if _, err := ev.WriteTo(ck); err != nil {
+		ck.Close()
+		return nil, fmt.Errorf("write checkpoints: %w", err)
+	}
+	if err := ck.Close(); err != nil {
+		return nil, fmt.Errorf("write checkpoints: %w", err)
+	}
+
+	m := Manifest{
+		Schema:       ManifestSchema,
+		Chronosync:   Version(),
+		Go:           goVersion(),
+		Backend:      "sim",
+		Scenario:     sc.Name,
+		ScenarioFile: opts.ScenarioFile,
+		Seed:         sc.Seed,
+		Events:       ev.Count,
+		EventHash:    fmt.Sprintf("%016x", ev.Hash),
+		Files:        files,
+	}
+	sum := Summary{
+		Scenario:  sc.Name,
+		Seed:      sc.Seed,
+		Backend:   "sim",
+		Nodes:     w.Nodes(),
+		Virtual:   resolved.Duration.Seconds(),
+		Events:    ev.Count,
+		EventHash: m.EventHash,
+		Protocol:  string(sc.Protocol.Kind),
+	}
+	proto.summarize(&sum)
+	if err := writeJSON(dir, FileSummary, sum); err != nil {
+		return nil, err
+	}
+	if err := writeJSON(dir, FileManifest, m); err != nil {
+		return nil, err
+	}
+	return &Result{Manifest: m, Summary: sum, Wall: wall}, nil
+}
+
+func closeInto(err *error, c io.Closer, what string) {
+	if cerr := c.Close(); cerr != nil && *err == nil {
+		*err = fmt.Errorf("close %s: %w", what, cerr)
+	}
+}
+
+func flushInto(err *error, w *bufio.Writer, what string) {
+	if ferr := w.Flush(); ferr != nil && *err == nil {
+		*err = fmt.Errorf("flush %s: %w", what, ferr)
+	}
+}

@@ -1,0 +1,74 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/chronosync/chronosync/analysis/stats"
+)
+
+// Summary is summary.json: the outcome of a run. Like the manifest it
+// holds nothing that varies between equal runs.
+type Summary struct {
+	Scenario  string       `json:"scenario"`
+	Seed      uint64       `json:"seed"`
+	Backend   string       `json:"backend"`
+	Nodes     int          `json:"nodes"`
+	Virtual   float64      `json:"virtual_seconds"`
+	Events    uint64       `json:"events"`
+	EventHash string       `json:"event_hash"`
+	Protocol  string       `json:"protocol"`
+	Network   NetworkStats `json:"network"`
+	Ping      *PingSummary `json:"ping,omitempty"`
+}
+
+// NetworkStats add up the link models' counters over every directed link.
+type NetworkStats struct {
+	Packets    uint64 `json:"packets"`
+	Delivered  uint64 `json:"delivered"`
+	Lost       uint64 `json:"lost"`
+	QueueDrops uint64 `json:"queue_drops"`
+	Duplicated uint64 `json:"duplicated"`
+	Corrupted  uint64 `json:"corrupted"`
+	Reordered  uint64 `json:"reordered"`
+}
+
+// PingSummary is the outcome of the ping exchange.
+type PingSummary struct {
+	Sent     int `json:"sent"`
+	Answered int `json:"answered"`
+	Received int `json:"received"`
+	// LossFraction is 1 - received/sent: pings or replies that never came
+	// back.
+	LossFraction float64 `json:"loss_fraction"`
+	// RTT is the round-trip delay without the peer's turnaround, in ns.
+	RTT stats.Summary `json:"rtt_ns"`
+	// OffsetError is |NTP offset estimate − true offset| in ns, the true
+	// offset being the two host clocks' noise-free difference at the
+	// moment the reply arrived.
+	OffsetError stats.Summary `json:"offset_error_ns"`
+}
+
+// Print writes the human summary of a run.
+func (r *Result) Print(w io.Writer) {
+	s := r.Summary
+	fmt.Fprintf(w, "scenario %s  seed %d  backend %s  nodes %d\n", s.Scenario, s.Seed, s.Backend, s.Nodes)
+	speed := 0.0
+	if r.Wall > 0 {
+		speed = s.Virtual / r.Wall.Seconds()
+	}
+	fmt.Fprintf(w, "simulated %.3gs in %v wall (%.3gx), %d events, event-log hash %s\n",
+		s.Virtual, r.Wall.Round(time.Millisecond), speed, s.Events, s.EventHash)
+	n := s.Network
+	fmt.Fprintf(w, "network: %d packets, %d delivered, %d lost, %d queue drops, %d duplicated, %d corrupted\n",
+		n.Packets, n.Delivered, n.Lost, n.QueueDrops, n.Duplicated, n.Corrupted)
+	if p := s.Ping; p != nil {
+		fmt.Fprintf(w, "ping: %d sent, %d replies (%.2f%% lost)\n", p.Sent, p.Received, 100*p.LossFraction)
+		fmt.Fprintf(w, "  rtt           p50 %v  p95 %v  p99 %v  max %v\n", ns(p.RTT.P50), ns(p.RTT.P95), ns(p.RTT.P99), ns(p.RTT.Max))
+		fmt.Fprintf(w, "  |offset err|  p50 %v  p95 %v  p99 %v  max %v\n", ns(p.OffsetError.P50), ns(p.OffsetError.P95), ns(p.OffsetError.P99), ns(p.OffsetError.Max))
+	}
+	fmt.Fprintf(w, "run directory: %s\n", r.Dir)
+}
+
+func ns(v float64) time.Duration { return time.Duration(v).Round(time.Nanosecond) }

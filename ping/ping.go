@@ -1,0 +1,148 @@
+// Package ping is the minimal timestamped-datagram exchange that runs until
+// the sync protocol lands: every node pings each of its peers at a fixed
+// interval, the peer answers with its receive and send timestamps, and the
+// pinger derives the NTP-style offset and round-trip delay from the four
+// timestamps.
+//
+// It is protocol code: it uses only its [world.Env].
+package ping
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/chronosync/chronosync/world"
+)
+
+// Port is the UDP port every node pings and answers on.
+const Port = 7000
+
+// Config is the exchange's parameters.
+type Config struct {
+	Interval time.Duration // between two rounds of pings; > 0
+	Payload  int           // datagram size in bytes; at least HeaderSize
+}
+
+// HeaderSize is the size of a ping or reply without padding.
+const HeaderSize = 1 + 4 + 3*8
+
+// Exchange is one completed ping: the four timestamps, each on the clock of
+// the node that took it. T1 and T4 are on the pinger's host clock, T2 and T3
+// on the peer's.
+type Exchange struct {
+	Peer           world.NodeID
+	Seq            uint32
+	T1, T2, T3, T4 world.Time
+}
+
+// Offset is the NTP estimate of the peer's clock minus the pinger's:
+// ((T2-T1) + (T3-T4)) / 2.
+func (e Exchange) Offset() time.Duration {
+	return (e.T2.Sub(e.T1) + e.T3.Sub(e.T4)) / 2
+}
+
+// Delay is the round-trip delay without the peer's turnaround:
+// (T4-T1) - (T3-T2).
+func (e Exchange) Delay() time.Duration {
+	return e.T4.Sub(e.T1) - e.T3.Sub(e.T2)
+}
+
+// Stats are one node's counters.
+type Stats struct {
+	Sent, Answered, Received, Malformed int
+}
+
+// Node is the ping program of one node.
+type Node struct {
+	cfg     Config
+	observe func(Exchange)
+	env     world.Env
+	conn    world.PacketConn
+	seq     uint32
+	buf     []byte
+	stats   Stats
+}
+
+// New returns a ping program. observe, if not nil, is called for every
+// completed exchange, on the node's event loop.
+func New(cfg Config, observe func(Exchange)) (*Node, error) {
+	if cfg.Interval <= 0 {
+		return nil, fmt.Errorf("ping: interval %v must be > 0", cfg.Interval)
+	}
+	if cfg.Payload < HeaderSize {
+		return nil, fmt.Errorf("ping: payload %d bytes is smaller than the %d-byte header", cfg.Payload, HeaderSize)
+	}
+	return &Node{cfg: cfg, observe: observe, buf: make([]byte, cfg.Payload)}, nil
+}
+
+// Stats returns the node's counters so far.
+func (p *Node) Stats() Stats { return p.stats }
+
+// Start opens the endpoint and schedules the first round. It implements
+// [world.Program].
+func (p *Node) Start(env world.Env) error {
+	p.env = env
+	c, err := env.ListenPacket(Port, p.receive)
+	if err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	p.conn = c
+	// Spread the nodes' first rounds over one interval.
+	env.AfterFunc(time.Duration(env.Rand().Int64N(int64(p.cfg.Interval))), p.round)
+	return nil
+}
+
+const (
+	kindPing  = 'P'
+	kindReply = 'R'
+)
+
+func (p *Node) round() {
+	for _, peer := range p.env.Peers() {
+		p.seq++
+		p.buf[0] = kindPing
+		binary.BigEndian.PutUint32(p.buf[1:], p.seq)
+		binary.BigEndian.PutUint64(p.buf[5:], uint64(p.env.Host().Now()))
+		clear(p.buf[13:])
+		if _, err := p.conn.Send(world.Addr{Node: peer, Port: Port}, p.buf); err != nil {
+			p.env.Logger().Warn("ping send failed", "peer", peer, "err", err)
+			continue
+		}
+		p.stats.Sent++
+	}
+	p.env.AfterFunc(p.cfg.Interval, p.round)
+}
+
+func (p *Node) receive(pkt world.Packet) {
+	d := pkt.Data
+	if len(d) < HeaderSize {
+		p.stats.Malformed++
+		return
+	}
+	switch d[0] {
+	case kindPing:
+		// Answer with T1 echoed, T2 = our receive timestamp, T3 = now.
+		copy(p.buf, d[:13])
+		p.buf[0] = kindReply
+		binary.BigEndian.PutUint64(p.buf[13:], uint64(pkt.RxTime))
+		binary.BigEndian.PutUint64(p.buf[21:], uint64(p.env.Host().Now()))
+		if _, err := p.conn.Send(pkt.From, p.buf); err == nil {
+			p.stats.Answered++
+		}
+	case kindReply:
+		p.stats.Received++
+		if p.observe != nil {
+			p.observe(Exchange{
+				Peer: pkt.From.Node,
+				Seq:  binary.BigEndian.Uint32(d[1:]),
+				T1:   world.Time(binary.BigEndian.Uint64(d[5:])),
+				T2:   world.Time(binary.BigEndian.Uint64(d[13:])),
+				T3:   world.Time(binary.BigEndian.Uint64(d[21:])),
+				T4:   pkt.RxTime,
+			})
+		}
+	default:
+		p.stats.Malformed++
+	}
+}

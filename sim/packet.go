@@ -1,0 +1,138 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/chronosync/chronosync/sim/eventlog"
+	"github.com/chronosync/chronosync/sim/netem"
+	"github.com/chronosync/chronosync/world"
+)
+
+// udpOverhead is the on-wire bytes a datagram carries beyond its payload:
+// Ethernet (14), IPv4 (20) and UDP (8) headers. The link model sees
+// payload + udpOverhead.
+const udpOverhead = 42
+
+// maxDatagram is the largest UDP payload over IPv4.
+const maxDatagram = 65507
+
+// ErrClosed is returned by operations on a closed endpoint or stream.
+var ErrClosed = errors.New("sim: use of closed endpoint")
+
+type packetConn struct {
+	n      *node
+	inc    uint64
+	addr   world.Addr
+	h      world.PacketHandler
+	closed bool
+}
+
+func (n *node) ListenPacket(port uint16, h world.PacketHandler) (world.PacketConn, error) {
+	if _, busy := n.conns[port]; busy {
+		return nil, fmt.Errorf("listen packet %v: port in use", world.Addr{Node: n.id, Port: port})
+	}
+	c := &packetConn{n: n, inc: n.inc, addr: world.Addr{Node: n.id, Port: port}, h: h}
+	n.conns[port] = c
+	return c, nil
+}
+
+func (c *packetConn) LocalAddr() world.Addr { return c.addr }
+
+func (c *packetConn) Close() error {
+	if c.closed {
+		return ErrClosed
+	}
+	c.closed = true
+	if c.n.alive(c.inc) {
+		delete(c.n.conns, c.addr.Port)
+	}
+	return nil
+}
+
+func (c *packetConn) Send(to world.Addr, data []byte) (world.Time, error) {
+	n := c.n
+	if c.closed || !n.alive(c.inc) {
+		return 0, ErrClosed
+	}
+	if len(data) > maxDatagram {
+		return 0, fmt.Errorf("send to %v: datagram of %d bytes exceeds %d", to, len(data), maxDatagram)
+	}
+	if to.Node < 0 || int(to.Node) >= len(n.s.nodes) {
+		return 0, fmt.Errorf("send to %v: no such node", to)
+	}
+	tx := n.now()
+	s := n.s
+	ports := eventlog.Ports(c.addr.Port, to.Port)
+	s.record(eventlog.Record{Node: int32(n.id), Kind: eventlog.Send, Peer: int32(to.Node), A: ports, B: int64(len(data)), C: int64(tx)})
+	drop := func(why int64) {
+		s.record(eventlog.Record{Node: int32(n.id), Kind: eventlog.Drop, Peer: int32(to.Node), A: why, B: int64(len(data))})
+	}
+	if why := s.cut(n.id, to.Node); why != 0 {
+		drop(why)
+		return tx, nil
+	}
+	r := s.link(n.id, to.Node).Send(s.k.Now(), len(data)+udpOverhead)
+	if r.N == 0 {
+		why := int64(eventlog.ReasonLoss)
+		if r.Drop == netem.DropQueue {
+			why = eventlog.ReasonQueue
+		}
+		drop(why)
+		return tx, nil
+	}
+	buf := append([]byte(nil), data...)
+	for i := range r.N {
+		d := &delivery{s: s, from: c.addr, to: to, data: buf, corrupt: r.Out[i].Corrupt}
+		// The link model never releases a packet before it was sent.
+		_ = s.k.At(r.Out[i].At, d, 0)
+	}
+	return tx, nil
+}
+
+// delivery is a datagram arriving at its destination.
+type delivery struct {
+	s       *Sim
+	from    world.Addr
+	to      world.Addr
+	data    []byte
+	corrupt bool
+	inc     uint64
+	rx      world.Time
+}
+
+func (d *delivery) Fire(arg uint64) {
+	s := d.s
+	n := s.nodes[d.to.Node]
+	drop := func(why int64) {
+		s.record(eventlog.Record{Node: int32(d.from.Node), Kind: eventlog.Drop, Peer: int32(d.to.Node), A: why, B: int64(len(d.data))})
+	}
+	if arg == 0 {
+		// Arrival: checked and timestamped now, as the kernel would, even
+		// if a slow node runs the callback later.
+		switch {
+		case !n.up:
+			drop(eventlog.ReasonNodeDown)
+			return
+		case d.corrupt:
+			drop(eventlog.ReasonChecksum)
+			return
+		}
+		d.inc = n.inc
+		d.rx = n.now()
+	}
+	if !n.alive(d.inc) {
+		drop(eventlog.ReasonNodeDown)
+		return
+	}
+	if n.deferIfSlow(d, arg|1) {
+		return
+	}
+	c, ok := n.conns[d.to.Port]
+	if !ok {
+		drop(eventlog.ReasonNoSocket)
+		return
+	}
+	s.record(eventlog.Record{Node: int32(d.to.Node), Kind: eventlog.Recv, Peer: int32(d.from.Node), A: eventlog.Ports(d.from.Port, d.to.Port), B: int64(len(d.data)), C: int64(d.rx)})
+	c.h(world.Packet{From: d.from, To: d.to, Data: d.data, RxTime: d.rx})
+}
