@@ -84,8 +84,13 @@ func (s *Sim) partition(groups [][]int) {
 		}
 	}
 	s.record(eventlog.Record{Node: -1, Kind: eventlog.Partition, A: int64(len(groups))})
-	// Streams across the cut break after the timeout, as TCP's would once
-	// its retransmissions give up.
+	s.checkStreams()
+}
+
+// checkStreams schedules a break check for every stream whose path is now
+// cut: if it is still cut after the timeout, the stream breaks, as TCP's
+// would once keepalives or retransmissions give up.
+func (s *Sim) checkStreams() {
 	for _, n := range s.nodes {
 		for _, st := range n.streams {
 			if st.peer != nil && s.cut(n.id, st.remote.Node) != 0 {
@@ -105,6 +110,9 @@ func (s *Sim) setLink(from, to int, down bool) {
 		delete(s.down, key)
 	}
 	s.record(eventlog.Record{Node: int32(from), Kind: kind, Peer: int32(to)})
+	if down {
+		s.checkStreams()
+	}
 }
 
 var _ world.Env = (*node)(nil)

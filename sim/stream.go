@@ -60,8 +60,9 @@ type stream struct {
 	peer   *stream
 	open   bool
 	closed bool
-	last   int64 // delivery time of the last message this end sent
-	broken bool  // a break is already scheduled
+	last    int64    // delivery time of the last message this end sent
+	broken  bool     // a break check is scheduled
+	pending [][]byte // messages sent while the path was cut
 }
 
 func (n *node) Dial(to world.Addr, h world.StreamHandler) (world.Stream, error) {
@@ -153,7 +154,20 @@ func (e streamEvent) Fire(arg uint64) {
 		st.end(eventlog.ReasonRefused, fmt.Errorf("dial %v: %w", st.remote, ErrRefused))
 	case evFin:
 		st.end(eventlog.ReasonPeer, nil)
-	case evReset, evBreak:
+	case evBreak:
+		st.broken = false
+		if st.peer != nil && s.cut(n.id, st.remote.Node) == 0 && s.cut(st.remote.Node, n.id) == 0 {
+			// The path healed within the timeout: what was held goes now,
+			// as TCP's retransmissions would deliver it.
+			held := st.pending
+			st.pending = nil
+			for _, msg := range held {
+				st.deliver(msg)
+			}
+			return
+		}
+		fallthrough
+	case evReset:
 		st.end(eventlog.ReasonBroken, fmt.Errorf("stream to %v: %w", st.remote, ErrBroken))
 	}
 }
@@ -189,16 +203,14 @@ func (n *node) forget(st *stream) {
 	}
 }
 
-// breakAfter breaks both ends after d unless they close first.
+// breakAfter checks both ends after d: if the path is still cut then,
+// the stream breaks; if it healed, held messages go out.
 func (st *stream) breakAfter(d int64) {
-	if st.broken {
-		return
-	}
-	st.broken = true
-	st.n.s.k.After(d, streamEvent{st, evBreak}, 0)
-	if st.peer != nil {
-		st.peer.broken = true
-		st.n.s.k.After(d, streamEvent{st.peer, evBreak}, 0)
+	for _, e := range [2]*stream{st, st.peer} {
+		if e != nil && !e.broken {
+			e.broken = true
+			e.n.s.k.After(d, streamEvent{e, evBreak}, 0)
+		}
 	}
 }
 
@@ -226,15 +238,22 @@ func (st *stream) Send(msg []byte) error {
 	if len(msg) > world.MaxMessageSize {
 		return fmt.Errorf("send on stream to %v: message of %d bytes exceeds %d", st.remote, len(msg), world.MaxMessageSize)
 	}
-	s := n.s
-	if s.cut(n.id, st.remote.Node) != 0 {
+	msg = append([]byte(nil), msg...)
+	if s := n.s; s.cut(n.id, st.remote.Node) != 0 || len(st.pending) > 0 {
+		st.pending = append(st.pending, msg)
 		st.breakAfter(s.timeout)
 		return nil
 	}
-	at := max(s.k.Now()+s.oneway(n.id, st.remote.Node, len(msg)), st.last)
-	st.last = at
-	_ = s.k.At(at, msgEvent{st.peer, append([]byte(nil), msg...)}, 0)
+	st.deliver(msg)
 	return nil
+}
+
+// deliver sends msg to the peer, in order after everything sent before.
+func (st *stream) deliver(msg []byte) {
+	s := st.n.s
+	at := max(s.k.Now()+s.oneway(st.n.id, st.remote.Node, len(msg)), st.last)
+	st.last = at
+	_ = s.k.At(at, msgEvent{st.peer, msg}, 0)
 }
 
 func (st *stream) Close() error {
