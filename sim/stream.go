@@ -51,15 +51,15 @@ func (l *listener) Close() error {
 }
 
 type stream struct {
-	n      *node
-	inc    uint64
-	id     int64
-	local  world.Addr
-	remote world.Addr
-	h      world.StreamHandler
-	peer   *stream
-	open   bool
-	closed bool
+	n       *node
+	inc     uint64
+	id      int64
+	local   world.Addr
+	remote  world.Addr
+	h       world.StreamHandler
+	peer    *stream
+	open    bool
+	closed  bool
 	last    int64    // delivery time of the last message this end sent
 	broken  bool     // a break check is scheduled
 	pending [][]byte // messages sent while the path was cut
