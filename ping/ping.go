@@ -88,6 +88,7 @@ func (p *Node) Start(env world.Env) error {
 		return fmt.Errorf("ping: %w", err)
 	}
 	p.conn = c
+	env.Logger().Info("ping started", "peers", len(env.Peers()), "interval", p.cfg.Interval)
 	// Spread the nodes' first rounds over one interval.
 	env.AfterFunc(time.Duration(env.Rand().Int64N(int64(p.cfg.Interval))), p.round)
 	return nil

@@ -1,0 +1,342 @@
+package scenario
+
+import (
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/chronosync/chronosync/sim/netem"
+)
+
+// Default values the decoder fills in for keys that are not written.
+const (
+	defaultSeed             = 1
+	defaultProtocolInterval = 100 * time.Millisecond
+	defaultProtocolPayload  = 64
+)
+
+func (d *decoder) scenario(n *yaml.Node) *Scenario {
+	s := &Scenario{
+		Seed:     defaultSeed,
+		Topology: Topology{Kind: FullMesh},
+		Workload: Workload{Kind: WorkloadNone},
+		Protocol: Protocol{Kind: ProtocolPing, Interval: defaultProtocolInterval, Payload: defaultProtocolPayload},
+	}
+	m := d.fields(n, "", "name", "description", "seed", "duration", "nodes",
+		"clocks", "topology", "links", "faults", "workload", "protocol")
+	if m == nil {
+		return s
+	}
+	d.required(m, n, "", "name", "a name like quickstart")
+	d.required(m, n, "", "duration", "a duration > 0 like 10s")
+	d.required(m, n, "", "nodes", "a node count >= 1")
+	field(m, "", "name", d.str, &s.Name)
+	field(m, "", "description", d.str, &s.Description)
+	field(m, "", "seed", d.uint64, &s.Seed)
+	field(m, "", "duration", d.duration, &s.Duration)
+	field(m, "", "nodes", d.integer, &s.Nodes)
+	field(m, "", "clocks", d.clocks, &s.Clocks)
+	if t, ok := m["topology"]; ok {
+		d.topology(t, "topology", &s.Topology)
+	}
+	field(m, "", "links", d.links, &s.Links)
+	field(m, "", "faults", d.faults, &s.Faults)
+	if w, ok := m["workload"]; ok {
+		wm := d.fields(w, "workload", "kind")
+		field(wm, "workload", "kind", d.str, (*string)(&s.Workload.Kind))
+	}
+	if p, ok := m["protocol"]; ok {
+		pm := d.fields(p, "protocol", "kind", "interval", "payload")
+		field(pm, "protocol", "kind", d.str, (*string)(&s.Protocol.Kind))
+		field(pm, "protocol", "interval", d.duration, &s.Protocol.Interval)
+		field(pm, "protocol", "payload", d.integer, &s.Protocol.Payload)
+	}
+	return s
+}
+
+func (d *decoder) topology(n *yaml.Node, path string, t *Topology) {
+	m := d.fields(n, path, "kind", "hub", "degree")
+	field(m, path, "kind", d.str, (*string)(&t.Kind))
+	field(m, path, "hub", d.integer, &t.Hub)
+	field(m, path, "degree", d.integer, &t.Degree)
+}
+
+// clockKeys are the keys of a clock spec, in the order Marshal writes them.
+func clockKeys() []string {
+	return []string{"offset", "drift_ppm", "wander_ppm", "wander_step", "wander_limit_ppm",
+		"periodic_ppm", "periodic_period", "granularity", "read_noise", "steps", "tracer"}
+}
+
+func (d *decoder) clocks(n *yaml.Node, path string) (Clocks, bool) {
+	var c Clocks
+	m := d.fields(n, path, "default", "nodes")
+	if def, ok := m["default"]; ok {
+		p := key(path, "default")
+		c.Default = d.clockSpec(d.fields(def, p, clockKeys()...), p)
+	}
+	if nodes, ok := m["nodes"]; ok {
+		p := key(path, "nodes")
+		items, _ := d.seq(nodes, p, "per-node clock overrides")
+		for i, it := range items {
+			ip := index(p, i)
+			im := d.fields(it, ip, append([]string{"node"}, clockKeys()...)...)
+			d.required(im, it, ip, "node", "the node number this override applies to")
+			nc := NodeClock{ClockSpec: d.clockSpec(im, ip)}
+			field(im, ip, "node", d.integer, &nc.Node)
+			c.Nodes = append(c.Nodes, nc)
+		}
+	}
+	return c, true
+}
+
+func (d *decoder) clockSpec(m map[string]*yaml.Node, path string) ClockSpec {
+	var c ClockSpec
+	optional(m, path, "offset", d.durSpec, &c.Offset)
+	optional(m, path, "drift_ppm", d.numSpec, &c.DriftPPM)
+	optional(m, path, "wander_ppm", d.numSpec, &c.WanderPPM)
+	optional(m, path, "wander_step", d.durSpec, &c.WanderStep)
+	optional(m, path, "wander_limit_ppm", d.numSpec, &c.WanderLimitPPM)
+	optional(m, path, "periodic_ppm", d.numSpec, &c.PeriodicPPM)
+	optional(m, path, "periodic_period", d.durSpec, &c.PeriodicPeriod)
+	optional(m, path, "granularity", d.durSpec, &c.Granularity)
+	optional(m, path, "read_noise", d.durSpec, &c.ReadNoise)
+	field(m, path, "steps", d.steps, &c.Steps)
+	optional(m, path, "tracer", d.tracer, &c.Tracer)
+	return c
+}
+
+func (d *decoder) steps(n *yaml.Node, path string) ([]Step, bool) {
+	items, ok := d.seq(n, path, "steps {at, by}")
+	if !ok {
+		return nil, false
+	}
+	steps := make([]Step, 0, len(items))
+	for i, it := range items {
+		ip := index(path, i)
+		m := d.fields(it, ip, "at", "by")
+		d.required(m, it, ip, "at", "the true time of the step")
+		d.required(m, it, ip, "by", "the signed size of the step")
+		var s Step
+		field(m, ip, "at", d.duration, &s.At)
+		field(m, ip, "by", d.duration, &s.By)
+		steps = append(steps, s)
+	}
+	return steps, true
+}
+
+func (d *decoder) tracer(n *yaml.Node, path string) (TracerSpec, bool) {
+	var t TracerSpec
+	m := d.fields(n, path, "offset", "drift_ppm", "granularity", "read_noise")
+	optional(m, path, "offset", d.durSpec, &t.Offset)
+	optional(m, path, "drift_ppm", d.numSpec, &t.DriftPPM)
+	optional(m, path, "granularity", d.durSpec, &t.Granularity)
+	optional(m, path, "read_noise", d.durSpec, &t.ReadNoise)
+	return t, m != nil
+}
+
+// linkKeys are the keys of a link spec, in the order Marshal writes them.
+func linkKeys() []string {
+	return []string{"delay", "jitter", "delay_correlation", "distribution", "loss",
+		"duplicate", "duplicate_correlation", "corrupt", "corrupt_correlation",
+		"reorder", "rate", "limit", "cross_traffic"}
+}
+
+func (d *decoder) links(n *yaml.Node, path string) (Links, bool) {
+	var l Links
+	m := d.fields(n, path, "default", "overrides")
+	if def, ok := m["default"]; ok {
+		p := key(path, "default")
+		l.Default = d.linkSpec(d.fields(def, p, linkKeys()...), p)
+	}
+	if ov, ok := m["overrides"]; ok {
+		p := key(path, "overrides")
+		items, _ := d.seq(ov, p, "link overrides")
+		for i, it := range items {
+			ip := index(p, i)
+			im := d.fields(it, ip, append([]string{"from", "to", "between"}, linkKeys()...)...)
+			o := LinkOverride{LinkSpec: d.linkSpec(im, ip)}
+			optional(im, ip, "from", d.integer, &o.From)
+			optional(im, ip, "to", d.integer, &o.To)
+			field(im, ip, "between", d.ints, &o.Between)
+			l.Overrides = append(l.Overrides, o)
+		}
+	}
+	return l, true
+}
+
+func (d *decoder) linkSpec(m map[string]*yaml.Node, path string) LinkSpec {
+	var l LinkSpec
+	optional(m, path, "delay", d.duration, &l.Delay)
+	optional(m, path, "jitter", d.duration, &l.Jitter)
+	optional(m, path, "delay_correlation", d.percent, &l.DelayCorrelation)
+	optional(m, path, "distribution", d.distribution, &l.Distribution)
+	optional(m, path, "loss", d.loss, &l.Loss)
+	optional(m, path, "duplicate", d.percent, &l.Duplicate)
+	optional(m, path, "duplicate_correlation", d.percent, &l.DuplicateCorrelation)
+	optional(m, path, "corrupt", d.percent, &l.Corrupt)
+	optional(m, path, "corrupt_correlation", d.percent, &l.CorruptCorrelation)
+	optional(m, path, "reorder", d.reorder, &l.Reorder)
+	optional(m, path, "rate", d.rateBlock, &l.Rate)
+	optional(m, path, "limit", d.integer, &l.Limit)
+	optional(m, path, "cross_traffic", d.cross, &l.CrossTraffic)
+	return l
+}
+
+func (d *decoder) distribution(n *yaml.Node, path string) (netem.Distribution, bool) {
+	s, ok := d.str(n, path)
+	return netem.Distribution(s), ok
+}
+
+func (d *decoder) loss(n *yaml.Node, path string) (Loss, bool) {
+	var l Loss
+	m := d.fields(n, path, "random", "correlation", "gemodel", "state")
+	optional(m, path, "random", d.percent, &l.Random)
+	optional(m, path, "correlation", d.percent, &l.Correlation)
+	if g, ok := m["gemodel"]; ok {
+		p := key(path, "gemodel")
+		gm := d.fields(g, p, "p", "r", "one_minus_h", "one_minus_k")
+		d.required(gm, g, p, "p", "the good-to-bad transition probability, like 1%")
+		var ge GEModel
+		field(gm, p, "p", d.percent, &ge.P)
+		optional(gm, p, "r", d.percent, &ge.R)
+		optional(gm, p, "one_minus_h", d.percent, &ge.OneMinusH)
+		optional(gm, p, "one_minus_k", d.percent, &ge.OneMinusK)
+		l.GEModel = &ge
+	}
+	if st, ok := m["state"]; ok {
+		p := key(path, "state")
+		sm := d.fields(st, p, "p13", "p31", "p32", "p23", "p14")
+		d.required(sm, st, p, "p13", "the probability of entering the burst-loss state, like 1%")
+		var s StateLoss
+		field(sm, p, "p13", d.percent, &s.P13)
+		optional(sm, p, "p31", d.percent, &s.P31)
+		optional(sm, p, "p32", d.percent, &s.P32)
+		optional(sm, p, "p23", d.percent, &s.P23)
+		optional(sm, p, "p14", d.percent, &s.P14)
+		l.State = &s
+	}
+	return l, m != nil
+}
+
+func (d *decoder) reorder(n *yaml.Node, path string) (Reorder, bool) {
+	var r Reorder
+	m := d.fields(n, path, "probability", "correlation", "gap")
+	d.required(m, n, path, "probability", "a percentage like 25%")
+	field(m, path, "probability", d.percent, &r.Probability)
+	field(m, path, "correlation", d.percent, &r.Correlation)
+	field(m, path, "gap", d.integer, &r.Gap)
+	return r, m != nil
+}
+
+func (d *decoder) rateBlock(n *yaml.Node, path string) (Rate, bool) {
+	var r Rate
+	m := d.fields(n, path, "rate", "packet_overhead", "cell_size", "cell_overhead")
+	d.required(m, n, path, "rate", "a rate like 1gbit")
+	field(m, path, "rate", d.rate, &r.BitsPerSecond)
+	field(m, path, "packet_overhead", d.integer, &r.PacketOverhead)
+	field(m, path, "cell_size", d.integer, &r.CellSize)
+	field(m, path, "cell_overhead", d.integer, &r.CellOverhead)
+	return r, m != nil
+}
+
+// crossNone is how CrossNone is written.
+const crossNone = "none"
+
+func (d *decoder) cross(n *yaml.Node, path string) (CrossTraffic, bool) {
+	var c CrossTraffic
+	m := d.fields(n, path, "kind", "load", "packet_size", "on", "off")
+	d.required(m, n, path, "kind", "poisson, onoff or none")
+	var kind string
+	field(m, path, "kind", d.str, &kind)
+	if kind != crossNone {
+		c.Kind = netem.CrossKind(kind)
+	}
+	field(m, path, "load", d.percent, &c.Load)
+	field(m, path, "packet_size", d.integer, &c.PacketSize)
+	field(m, path, "on", d.duration, &c.On)
+	field(m, path, "off", d.duration, &c.Off)
+	return c, m != nil
+}
+
+// faultKeys are the keys a fault of the given kind may have, in the order
+// Marshal writes them. An unknown kind allows every key, so that the only
+// error reported is the kind's.
+func faultKeys(kind FaultKind) []string {
+	keys := []string{"at", "kind"}
+	switch kind {
+	case FaultCrash:
+		return append(keys, "node", "restart_after")
+	case FaultPartition:
+		return append(keys, "groups", "heal_after")
+	case FaultLinkFlap:
+		return append(keys, "between", "from", "to", "down", "up", "count")
+	case FaultClockStep:
+		return append(keys, "node", "by")
+	case FaultSlowNode:
+		return append(keys, "node", "extra_delay", "for")
+	}
+	return append(keys, "node", "restart_after", "groups", "heal_after", "between", "from", "to",
+		"down", "up", "count", "by", "extra_delay", "for")
+}
+
+func (d *decoder) faults(n *yaml.Node, path string) ([]Fault, bool) {
+	items, ok := d.seq(n, path, "faults")
+	if !ok {
+		return nil, false
+	}
+	var faults []Fault
+	for i, it := range items {
+		faults = append(faults, d.fault(it, index(path, i)))
+	}
+	return faults, true
+}
+
+func (d *decoder) fault(n *yaml.Node, path string) Fault {
+	var f Fault
+	// The kind decides which keys are allowed, so read it first.
+	if mn := deref(n); mn.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(mn.Content); i += 2 {
+			if mn.Content[i].Value == "kind" {
+				f.Kind = FaultKind(deref(mn.Content[i+1]).Value)
+			}
+		}
+	}
+	m := d.fields(n, path, faultKeys(f.Kind)...)
+	d.required(m, n, path, "at", "the true time of the fault, like 2s")
+	d.required(m, n, path, "kind", "one of crash, partition, link_flap, clock_step, slow_node")
+	field(m, path, "at", d.duration, &f.At)
+	field(m, path, "kind", d.str, (*string)(&f.Kind))
+	optional(m, path, "node", d.integer, &f.Node)
+	optional(m, path, "restart_after", d.duration, &f.RestartAfter)
+	field(m, path, "groups", d.groups, &f.Groups)
+	optional(m, path, "heal_after", d.duration, &f.HealAfter)
+	field(m, path, "between", d.ints, &f.Between)
+	optional(m, path, "from", d.integer, &f.From)
+	optional(m, path, "to", d.integer, &f.To)
+	field(m, path, "down", d.duration, &f.Down)
+	field(m, path, "up", d.duration, &f.Up)
+	if f.Kind == FaultLinkFlap {
+		f.Count = 1
+	}
+	field(m, path, "count", d.integer, &f.Count)
+	field(m, path, "by", d.duration, &f.By)
+	field(m, path, "extra_delay", d.duration, &f.ExtraDelay)
+	optional(m, path, "for", d.duration, &f.For)
+	return f
+}
+
+func (d *decoder) groups(n *yaml.Node, path string) ([][]int, bool) {
+	items, ok := d.seq(n, path, "groups of node numbers")
+	if !ok {
+		return nil, false
+	}
+	groups := make([][]int, 0, len(items))
+	for i, it := range items {
+		g, ok := d.ints(it, index(path, i))
+		if !ok {
+			return nil, false
+		}
+		groups = append(groups, g)
+	}
+	return groups, true
+}

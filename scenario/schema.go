@@ -1,0 +1,270 @@
+// Package scenario reads, checks and resolves scenario files: the YAML
+// descriptions of a simulated cluster (its clocks, topology, links, faults,
+// workload and protocol) that the simulator and the real backend run.
+//
+// A Scenario is the file as written: values may still be random specs such
+// as uniform(-5ms, 5ms), and link settings are a default plus overrides.
+// [Scenario.Resolve] draws every random value from named streams of a seed
+// and expands the topology into concrete per-node clock parameters and
+// per-directed-edge link parameters. The schema is documented in
+// scenarios/README.md.
+package scenario
+
+import (
+	"time"
+
+	"github.com/chronosync/chronosync/sim/netem"
+)
+
+// Scenario is one scenario file as written. Decode it with [Parse] or
+// [Load]; build one in code and check it with [Scenario.Validate]. A parsed
+// Scenario also remembers its file (unexported), so that later errors name
+// file and line; two parses compare equal with reflect.DeepEqual only if
+// they come from the same text under the same name.
+type Scenario struct {
+	Name        string        // required, [a-z0-9-]+
+	Description string        // free text
+	Seed        uint64        // default 1; the CLI can override it
+	Duration    time.Duration // virtual duration of the run, > 0
+	Nodes       int           // number of nodes, >= 1; IDs are 0..Nodes-1
+	Clocks      Clocks
+	Topology    Topology
+	Links       Links
+	Faults      []Fault // in any order; Resolve sorts them by At
+	Workload    Workload
+	Protocol    Protocol
+
+	// src is where the scenario was parsed from, so that errors found
+	// after decoding (Validate, Resolve) can name the file and line. It is
+	// nil for a scenario built in code.
+	src *source
+}
+
+// Clocks are the clock parameters of every node: a default and per-node
+// overrides.
+type Clocks struct {
+	Default ClockSpec   // applies to every node
+	Nodes   []NodeClock // per-node overrides; at most one per node
+}
+
+// NodeClock overrides the default clock of one node: only the fields that
+// are set (non-nil) replace the default's.
+type NodeClock struct {
+	Node int
+	ClockSpec
+}
+
+// ClockSpec describes a host clock S and its tracer clock R. Every value is
+// a [Spec]: fixed or drawn at resolve time. A nil field is not given: in
+// the default it means the zero value (see clockmodel.Params for what zero
+// means), in an override it keeps the default's value.
+type ClockSpec struct {
+	Offset         *Spec[time.Duration] // clockmodel.Params.Offset; signed
+	DriftPPM       *Spec[float64]       // clockmodel.Params.PPM; signed
+	WanderPPM      *Spec[float64]       // >= 0
+	WanderStep     *Spec[time.Duration] // >= 0; 0 means 1s
+	WanderLimitPPM *Spec[float64]       // >= 0; 0 means 10·WanderPPM
+	PeriodicPPM    *Spec[float64]       // signed amplitude
+	PeriodicPeriod *Spec[time.Duration] // >= 0
+	Granularity    *Spec[time.Duration] // >= 0; 0 means 1ns
+	ReadNoise      *Spec[time.Duration] // >= 0, standard deviation
+
+	// Steps are phase jumps at given true times. nil means not given; in
+	// an override a non-nil Steps (even empty) replaces the default's.
+	Steps []Step
+
+	// Tracer describes the tracer clock R relative to S. In an override,
+	// its set fields replace the default tracer's one by one.
+	Tracer *TracerSpec
+}
+
+// TracerSpec describes a tracer clock R relative to its node's host clock S;
+// see clockmodel.TracerParams. nil fields are not given.
+type TracerSpec struct {
+	Offset      *Spec[time.Duration] // signed
+	DriftPPM    *Spec[float64]       // signed
+	Granularity *Spec[time.Duration] // >= 0
+	ReadNoise   *Spec[time.Duration] // >= 0
+}
+
+// Step is a phase jump of a clock at a true time.
+type Step struct {
+	At time.Duration // true time, 0 <= At < Scenario.Duration
+	By time.Duration // signed jump
+}
+
+// TopologyKind names a topology generator.
+type TopologyKind string
+
+// The topologies. Edges are undirected: each carries both directions.
+const (
+	FullMesh      TopologyKind = "full_mesh"      // every pair of nodes
+	Ring          TopologyKind = "ring"           // i — (i+1) mod n
+	Star          TopologyKind = "star"           // every node — the hub
+	RandomRegular TopologyKind = "random_regular" // uniform random Degree-regular graph
+)
+
+// Topology selects which node pairs are linked.
+type Topology struct {
+	Kind   TopologyKind // default FullMesh
+	Hub    int          // Star only: the hub node
+	Degree int          // RandomRegular only: every node's degree
+}
+
+// Links are the link parameters of every topology edge: a default for both
+// directions of every edge, then overrides applied in order.
+type Links struct {
+	Default   LinkSpec
+	Overrides []LinkOverride
+}
+
+// LinkOverride replaces the given fields of LinkSpec on one direction
+// (From → To) or on both directions of an edge (Between). Exactly one of
+// the two forms is set, and the pair must be an edge of the topology.
+type LinkOverride struct {
+	From, To *int
+	Between  []int // two nodes
+	LinkSpec
+}
+
+// Percent is a percentage: 25 means 25%, a probability of 0.25.
+type Percent float64
+
+// LinkSpec are one direction's link parameters with tc-netem's names and
+// meanings (see netem.Params). nil fields are not given: in the default
+// they mean netem's default, in an override they keep the value in force.
+// Nested blocks (Loss, Reorder, Rate, CrossTraffic) override as a whole.
+type LinkSpec struct {
+	Delay                *time.Duration // >= 0
+	Jitter               *time.Duration // >= 0
+	DelayCorrelation     *Percent
+	Distribution         *netem.Distribution // uniform, normal, pareto, paretonormal
+	Loss                 *Loss
+	Duplicate            *Percent
+	DuplicateCorrelation *Percent
+	Corrupt              *Percent
+	CorruptCorrelation   *Percent
+	Reorder              *Reorder
+	Rate                 *Rate
+	Limit                *int // queue limit in packets, >= 1; netem's default 1000
+	CrossTraffic         *CrossTraffic
+}
+
+// Loss is a loss model: exactly one of Random, GEModel and State is set.
+type Loss struct {
+	Random      *Percent // "loss random PERCENT"
+	Correlation *Percent // with Random only; default 0
+	GEModel     *GEModel
+	State       *StateLoss
+}
+
+// GEModel is the Gilbert-Elliott loss model, "loss gemodel P [R [1-H
+// [1-K]]]". nil parameters take tc-netem's defaults: R = 100% - P,
+// 1-H = 100%, 1-K = 0%.
+type GEModel struct {
+	P         Percent // good → bad transition probability
+	R         *Percent
+	OneMinusH *Percent // loss probability in the bad state
+	OneMinusK *Percent // loss probability in the good state
+}
+
+// StateLoss is the 4-state Markov loss model, "loss state P13 [P31 [P32
+// [P23 [P14]]]]". nil parameters take tc-netem's defaults: P31 = 100% - P13,
+// the others 0%.
+type StateLoss struct {
+	P13                Percent
+	P31, P32, P23, P14 *Percent
+}
+
+// Reorder is "reorder PERCENT [CORRELATION] [gap DISTANCE]".
+type Reorder struct {
+	Probability Percent
+	Correlation Percent
+	Gap         int // >= 0; 0 means netem's default behaviour
+}
+
+// Rate is "rate RATE [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]]".
+type Rate struct {
+	BitsPerSecond  uint64 // 0 means no rate limit
+	PacketOverhead int    // bytes per packet, may be negative
+	CellSize       int    // bytes, >= 0; 0 means none
+	CellOverhead   int    // bytes per cell, may be negative
+}
+
+// CrossTraffic is background load sharing a link's rate and queue; see
+// netem.CrossTraffic. It needs a rate on every edge it applies to.
+type CrossTraffic struct {
+	Kind       netem.CrossKind // CrossPoisson, CrossOnOff, or CrossNone (written "none")
+	Load       Percent         // offered load, percent of the link rate, 0 < Load <= 100
+	PacketSize int             // bytes, >= 0; 0 means 1500
+	On, Off    time.Duration   // mean on and off periods; onoff only, both > 0
+}
+
+// FaultKind names a fault.
+type FaultKind string
+
+// The faults.
+const (
+	FaultCrash     FaultKind = "crash"      // Node stops; restarts after RestartAfter if set
+	FaultPartition FaultKind = "partition"  // Groups cannot reach each other; heals after HealAfter if set
+	FaultLinkFlap  FaultKind = "link_flap"  // the link goes down for Down, up for Up, Count times
+	FaultClockStep FaultKind = "clock_step" // Node's host clock jumps By
+	FaultSlowNode  FaultKind = "slow_node"  // Node handles each event ExtraDelay late, For long if set
+)
+
+// Fault is one fault event. Which fields apply depends on Kind; the others
+// are zero.
+type Fault struct {
+	At   time.Duration // true time, 0 <= At < Scenario.Duration
+	Kind FaultKind
+
+	Node *int // crash, clock_step, slow_node
+
+	RestartAfter *time.Duration // crash: nil means the node never restarts
+
+	// Groups are disjoint sets of nodes (partition). Nodes in no group
+	// form one more group together; Resolve appends it explicitly.
+	Groups    [][]int
+	HealAfter *time.Duration // partition: nil means it never heals
+
+	// link_flap: Between (both directions) or From and To (one direction).
+	Between  []int
+	From, To *int
+	Down, Up time.Duration // > 0
+	Count    int           // down/up cycles, >= 1 (the decoder's default is 1)
+
+	By time.Duration // clock_step: signed, non-zero
+
+	ExtraDelay time.Duration  // slow_node: > 0
+	For        *time.Duration // slow_node: nil means until the end of the run
+}
+
+// WorkloadKind names a workload.
+type WorkloadKind string
+
+// The workloads.
+const (
+	WorkloadNone WorkloadKind = "none" // no application traffic
+)
+
+// Workload is the traced application the nodes run.
+type Workload struct {
+	Kind WorkloadKind // default WorkloadNone
+}
+
+// ProtocolKind names the synchronization protocol the nodes run.
+type ProtocolKind string
+
+// The protocols.
+const (
+	// ProtocolPing is the minimal timestamped-datagram exchange: every
+	// node sends a datagram to each out-neighbour every Interval.
+	ProtocolPing ProtocolKind = "ping"
+)
+
+// Protocol selects and configures the protocol the nodes run.
+type Protocol struct {
+	Kind     ProtocolKind  // default ProtocolPing
+	Interval time.Duration // > 0; default 100ms
+	Payload  int           // datagram payload in bytes, >= 0; default 64
+}
