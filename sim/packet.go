@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/chronosync/chronosync/sim/eventlog"
-	"github.com/chronosync/chronosync/sim/netem"
 	"github.com/chronosync/chronosync/world"
 )
 
@@ -73,12 +72,15 @@ func (c *packetConn) Send(to world.Addr, data []byte) (world.Time, error) {
 		return tx, nil
 	}
 	r := s.link(n.id, to.Node).Send(s.k.Now(), len(data)+udpOverhead)
+	// One drop record per copy lost, including the lost copy of a
+	// duplicated packet whose other copy goes through.
+	for range r.Lost {
+		drop(eventlog.ReasonLoss)
+	}
+	for range r.QueueDropped {
+		drop(eventlog.ReasonQueue)
+	}
 	if r.N == 0 {
-		why := int64(eventlog.ReasonLoss)
-		if r.Drop == netem.DropQueue {
-			why = eventlog.ReasonQueue
-		}
-		drop(why)
 		return tx, nil
 	}
 	buf := append([]byte(nil), data...)

@@ -43,6 +43,10 @@ type Result struct {
 	N    int         // deliveries: 0 (dropped), 1, or 2 (duplicated)
 	Out  [2]Delivery // Out[:N]; Out[0] is the original, Out[1] the duplicate
 	Drop DropReason  // why, when N == 0; DropNone otherwise
+	// Lost and QueueDropped count the copies dropped, also when one copy
+	// of a duplicated packet still goes through: N + Lost + QueueDropped
+	// is 2 for a duplicated packet and 1 otherwise.
+	Lost, QueueDropped int
 }
 
 // Stats are a link's counters since New. They satisfy
@@ -275,6 +279,7 @@ func (l *Link) Send(now int64, size int) Result {
 	if l.loss.lost(l.rng) {
 		count--
 		l.stats.Lost++
+		res.Lost++
 	}
 	if count == 0 {
 		res.Drop = DropLoss
@@ -283,6 +288,7 @@ func (l *Link) Send(now int64, size int) Result {
 	corrupt := l.corrupted()
 	if l.q.len() >= l.limit {
 		l.stats.QueueDropped += uint64(count)
+		res.QueueDropped += count
 		res.Drop = DropQueue
 		return res
 	}
@@ -290,9 +296,11 @@ func (l *Link) Send(now int64, size int) Result {
 	if count == 2 {
 		if l.loss.lost(l.rng) {
 			l.stats.Lost++
+			res.Lost++
 			count--
 		} else if c := l.corrupted(); l.q.len() >= l.limit {
 			l.stats.QueueDropped++
+			res.QueueDropped++
 			count--
 		} else {
 			dup = l.enqueue(now, size, c)

@@ -1,0 +1,191 @@
+package harness
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/chronosync/chronosync/scenario"
+)
+
+const small = `
+name: small
+seed: 3
+duration: 2s
+nodes: 3
+clocks:
+  default:
+    offset: uniform(-1ms, 1ms)
+    drift_ppm: uniform(-20, 20)
+    read_noise: 10ns
+links:
+  default:
+    delay: 100us
+    jitter: 20us
+    loss: {random: 2%}
+faults:
+  - {at: 500ms, kind: crash, node: 2, restart_after: 300ms}
+protocol:
+  kind: ping
+  interval: 20ms
+`
+
+func parse(t *testing.T, text string) *scenario.Scenario {
+	t.Helper()
+	sc, err := scenario.Parse("small.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func runOnce(t *testing.T, sc *scenario.Scenario, opts Options) *Result {
+	t.Helper()
+	if opts.Out == "" {
+		opts.Out = filepath.Join(t.TempDir(), "run")
+	}
+	res, err := Run(sc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func read(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDeterminism runs the same scenario and seed under GOMAXPROCS=1 and
+// GOMAXPROCS=2 and requires the same event-log hash and the same bytes in
+// every deterministic artifact; another seed must give another hash.
+func TestDeterminism(t *testing.T) {
+	sc := parse(t, small)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var results []*Result
+	for _, procs := range []int{1, 2, 1} {
+		runtime.GOMAXPROCS(procs)
+		results = append(results, runOnce(t, sc, Options{}))
+	}
+	a := results[0]
+	if a.Summary.Events < 1000 {
+		t.Fatalf("only %d events: the scenario did no real work", a.Summary.Events)
+	}
+	for i, b := range results[1:] {
+		if a.Manifest.EventHash != b.Manifest.EventHash || a.Summary.Events != b.Summary.Events {
+			t.Fatalf("run %d: hash %s (%d events), run 0: %s (%d events)", i+1, b.Manifest.EventHash, b.Summary.Events, a.Manifest.EventHash, a.Summary.Events)
+		}
+		for _, f := range []string{FileManifest, FileSummary, FileScenario, FileLog, FileEvents, FileCheckpoints} {
+			if !bytes.Equal(read(t, filepath.Join(a.Dir, f)), read(t, filepath.Join(b.Dir, f))) {
+				t.Errorf("run %d: %s differs", i+1, f)
+			}
+		}
+	}
+	seed := uint64(4)
+	other := runOnce(t, sc, Options{Seed: &seed})
+	if other.Manifest.EventHash == a.Manifest.EventHash {
+		t.Fatalf("seed 4 gave the same hash %s as seed 3", a.Manifest.EventHash)
+	}
+	if other.Manifest.Seed != 4 || !strings.Contains(string(read(t, filepath.Join(other.Dir, FileScenario))), "seed: 4") {
+		t.Fatalf("the run directory does not record the overriding seed")
+	}
+}
+
+func TestReplay(t *testing.T) {
+	sc := parse(t, small)
+	res := runOnce(t, sc, Options{})
+	rep, err := Replay(res.Dir, nil)
+	if err != nil {
+		t.Fatalf("replay of an untouched run: %v", err)
+	}
+	if rep.Hash != res.Manifest.EventHash || rep.Events != res.Summary.Events {
+		t.Fatalf("replay reports %s/%d, run had %s/%d", rep.Hash, rep.Events, res.Manifest.EventHash, res.Summary.Events)
+	}
+
+	// Change what the recorded scenario says: the replay diverges, and the
+	// error names the first differing event with both lines.
+	changed := strings.Replace(small, "jitter: 20us", "jitter: 21us", 1)
+	if err := os.WriteFile(filepath.Join(res.Dir, FileScenario), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Replay(res.Dir, nil)
+	if !errors.Is(err, ErrDiverged) {
+		t.Fatalf("replay of a changed scenario: err = %v, want ErrDiverged", err)
+	}
+	for _, want := range []string{"at event #", "recorded: ", "replayed: "} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("divergence error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestFailedRunLeavesNoDirectory(t *testing.T) {
+	sc := parse(t, small)
+	out := filepath.Join(t.TempDir(), "run")
+	// A trace-events path that cannot be created fails the run midway.
+	_, err := Run(sc, Options{Out: out, TraceEvents: filepath.Join(t.TempDir(), "missing", "dir", "events.txt")})
+	if err == nil {
+		t.Fatal("run with an uncreatable --trace-events file succeeded")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(out))
+	if len(entries) != 0 {
+		t.Fatalf("a failed run left %v behind", entries)
+	}
+	// A previous complete run directory survives a failed rerun.
+	good := runOnce(t, sc, Options{Out: out})
+	if _, err := Run(sc, Options{Out: out, TraceEvents: "/nonexistent/dir/x"}); err == nil {
+		t.Fatal("failing rerun succeeded")
+	}
+	if _, err := ReadManifest(good.Dir); err != nil {
+		t.Fatalf("the earlier run directory was damaged: %v", err)
+	}
+}
+
+func TestBackends(t *testing.T) {
+	sc := parse(t, small)
+	tests := []struct {
+		backend string
+		wantErr string
+	}{
+		{"real", "not available"},
+		{"quantum", `unknown backend "quantum"`},
+	}
+	for _, tc := range tests {
+		_, err := Run(sc, Options{Out: filepath.Join(t.TempDir(), "r"), Backend: tc.backend})
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("backend %s: err = %v, want %q", tc.backend, err, tc.wantErr)
+		}
+	}
+}
+
+func TestPingSummaryAgainstTruth(t *testing.T) {
+	res := runOnce(t, parse(t, small), Options{})
+	p := res.Summary.Ping
+	if p == nil || p.Sent == 0 {
+		t.Fatal("no ping summary")
+	}
+	// 2% random loss each way, plus node 2 down for 300ms of 2s.
+	if p.LossFraction < 0.02 || p.LossFraction > 0.15 {
+		t.Errorf("loss fraction %.3f, want between 2%% and 15%%", p.LossFraction)
+	}
+	// RTT: 2×100µs ± 2×20µs of jitter.
+	if p.RTT.Min < 160e3 || p.RTT.Max > 240e3 {
+		t.Errorf("rtt in [%v, %v]ns, want within [160µs, 240µs]", p.RTT.Min, p.RTT.Max)
+	}
+	// The midpoint estimate is off by half the jitter asymmetry: < 20µs,
+	// far below the ±1ms clock offsets it removes.
+	if p.OffsetError.Max > 20e3 || p.OffsetError.N != p.Received {
+		t.Errorf("offset error max %vns over %d exchanges (want < 20µs over %d)", p.OffsetError.Max, p.OffsetError.N, p.Received)
+	}
+	if res.Summary.Network.Lost == 0 {
+		t.Error("network stats show no loss on 2% lossy links")
+	}
+}
