@@ -15,11 +15,15 @@ build:
 run: build
 	./$(BIN) run $(SCENARIO) --out runs/$(notdir $(basename $(SCENARIO)))
 
-## test: lint, then every test (what CI runs)
-test: lint unit
+## test: lint, every test under the race detector, every benchmark once (what CI runs)
+test: lint unit bench-smoke
 
 unit:
-	$(GO) test -count=1 ./...
+	$(GO) test -race -count=1 ./...
+
+# Every benchmark runs once so that none rots; figures come from `make bench`.
+bench-smoke:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
 
 ## lint: gofmt, go vet, staticcheck
 lint:
