@@ -16,7 +16,7 @@ run: build
 	./$(BIN) run $(SCENARIO) --out runs/$(notdir $(basename $(SCENARIO)))
 
 ## test: lint, every test under the race detector, every benchmark once (what CI runs)
-test: lint unit bench-smoke
+test: lint bench-smoke unit
 
 unit:
 	$(GO) test -race -count=1 ./...
