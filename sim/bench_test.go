@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/chronosync/chronosync/sim"
-	"github.com/chronosync/chronosync/world"
 )
 
 // BenchmarkWorld measures the whole simulated world, not just the kernel:
@@ -19,7 +18,7 @@ func BenchmarkWorld(b *testing.B) {
 	for i := range cfg.Links {
 		cfg.Links[i].Params.Jitter = 10 * time.Microsecond
 	}
-	s, err := sim.New(cfg, func(id world.NodeID) world.Program { return burstForever(id) }, sim.Options{})
+	s, err := sim.New(cfg, pinger{period: ms}.program, sim.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -36,25 +35,4 @@ func BenchmarkWorld(b *testing.B) {
 	events := float64(s.Events() - start)
 	b.ReportMetric(events/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/events, "allocs/event")
-}
-
-func burstForever(id world.NodeID) world.Program {
-	return world.ProgramFunc(func(env world.Env) error {
-		c, err := env.ListenPacket(1, func(world.Packet) {})
-		if err != nil {
-			return err
-		}
-		payload := []byte("0123456789abcdef")
-		var tick func()
-		tick = func() {
-			for j := range env.Nodes() {
-				if world.NodeID(j) != id {
-					_, _ = c.Send(world.Addr{Node: world.NodeID(j), Port: 1}, payload)
-				}
-			}
-			env.AfterFunc(ms, tick)
-		}
-		env.AfterFunc(ms, tick)
-		return nil
-	})
 }

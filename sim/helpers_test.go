@@ -73,10 +73,11 @@ func parse(t *testing.T, lines []string) []event {
 	return evs
 }
 
-// pinger sends one datagram to every other node every period and counts
-// what it receives.
+// pinger sends one datagram to every other node every period (until its
+// host clock reads until, if set) and may record what it receives.
 type pinger struct {
 	period time.Duration
+	until  time.Duration
 	got    *[]event // receptions: t, node, from
 	s      **sim.Sim
 }
@@ -91,14 +92,17 @@ func (p pinger) program(id world.NodeID) world.Program {
 		if err != nil {
 			return err
 		}
+		payload := []byte("0123456789abcdef")
 		var tick func()
 		tick = func() {
 			for j := range env.Nodes() {
 				if world.NodeID(j) != id {
-					_, _ = c.Send(world.Addr{Node: world.NodeID(j), Port: 1}, []byte("x"))
+					_, _ = c.Send(world.Addr{Node: world.NodeID(j), Port: 1}, payload)
 				}
 			}
-			env.AfterFunc(p.period, tick)
+			if p.until == 0 || env.Host().Now() < world.Time(p.until) {
+				env.AfterFunc(p.period, tick)
+			}
 		}
 		env.AfterFunc(p.period, tick)
 		return nil

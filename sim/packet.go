@@ -19,19 +19,48 @@ const maxDatagram = 65507
 // ErrClosed is returned by operations on a closed endpoint or stream.
 var ErrClosed = errors.New("sim: use of closed endpoint")
 
-type packetConn struct {
+// binding is a port held by one of a node's endpoints until it is closed
+// or the node crashes.
+type binding struct {
 	n      *node
 	inc    uint64
 	addr   world.Addr
-	h      world.PacketHandler
 	closed bool
 }
 
-func (n *node) ListenPacket(port uint16, h world.PacketHandler) (world.PacketConn, error) {
-	if _, busy := n.conns[port]; busy {
-		return nil, fmt.Errorf("listen packet %v: port in use", world.Addr{Node: n.id, Port: port})
+// bind claims port in ports for the node's current incarnation.
+func bind[T any](n *node, ports map[uint16]T, port uint16, what string) (binding, error) {
+	addr := world.Addr{Node: n.id, Port: port}
+	if _, busy := ports[port]; busy {
+		return binding{}, fmt.Errorf("%s %v: port in use", what, addr)
 	}
-	c := &packetConn{n: n, inc: n.inc, addr: world.Addr{Node: n.id, Port: port}, h: h}
+	return binding{n: n, inc: n.inc, addr: addr}, nil
+}
+
+// release closes the binding and frees its port, if the incarnation that
+// claimed it is still the node's (a crash freed them all).
+func release[T any](b *binding, ports func() map[uint16]T) error {
+	if b.closed {
+		return ErrClosed
+	}
+	b.closed = true
+	if b.n.alive(b.inc) {
+		delete(ports(), b.addr.Port)
+	}
+	return nil
+}
+
+type packetConn struct {
+	binding
+	h world.PacketHandler
+}
+
+func (n *node) ListenPacket(port uint16, h world.PacketHandler) (world.PacketConn, error) {
+	b, err := bind(n, n.conns, port, "listen packet")
+	if err != nil {
+		return nil, err
+	}
+	c := &packetConn{binding: b, h: h}
 	n.conns[port] = c
 	return c, nil
 }
@@ -39,14 +68,7 @@ func (n *node) ListenPacket(port uint16, h world.PacketHandler) (world.PacketCon
 func (c *packetConn) LocalAddr() world.Addr { return c.addr }
 
 func (c *packetConn) Close() error {
-	if c.closed {
-		return ErrClosed
-	}
-	c.closed = true
-	if c.n.alive(c.inc) {
-		delete(c.n.conns, c.addr.Port)
-	}
-	return nil
+	return release(&c.binding, func() map[uint16]*packetConn { return c.n.conns })
 }
 
 func (c *packetConn) Send(to world.Addr, data []byte) (world.Time, error) {

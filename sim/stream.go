@@ -21,18 +21,16 @@ var (
 // end after one base delay.
 
 type listener struct {
-	n      *node
-	inc    uint64
-	addr   world.Addr
-	h      world.StreamHandler
-	closed bool
+	binding
+	h world.StreamHandler
 }
 
 func (n *node) Listen(port uint16, h world.StreamHandler) (world.Listener, error) {
-	if _, busy := n.lsns[port]; busy {
-		return nil, fmt.Errorf("listen %v: port in use", world.Addr{Node: n.id, Port: port})
+	b, err := bind(n, n.lsns, port, "listen")
+	if err != nil {
+		return nil, err
 	}
-	l := &listener{n: n, inc: n.inc, addr: world.Addr{Node: n.id, Port: port}, h: h}
+	l := &listener{binding: b, h: h}
 	n.lsns[port] = l
 	return l, nil
 }
@@ -40,14 +38,7 @@ func (n *node) Listen(port uint16, h world.StreamHandler) (world.Listener, error
 func (l *listener) Addr() world.Addr { return l.addr }
 
 func (l *listener) Close() error {
-	if l.closed {
-		return ErrClosed
-	}
-	l.closed = true
-	if l.n.alive(l.inc) {
-		delete(l.n.lsns, l.addr.Port)
-	}
-	return nil
+	return release(&l.binding, func() map[uint16]*listener { return l.n.lsns })
 }
 
 type stream struct {
