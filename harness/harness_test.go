@@ -185,7 +185,11 @@ func TestPingSummaryAgainstTruth(t *testing.T) {
 	if p.OffsetError.Max > 20e3 || p.OffsetError.N != p.Received {
 		t.Errorf("offset error max %vns over %d exchanges (want < 20µs over %d)", p.OffsetError.Max, p.OffsetError.N, p.Received)
 	}
-	if res.Summary.Network.Lost == 0 {
-		t.Error("network stats show no loss on 2% lossy links")
+	n := res.Summary.Network
+	if n.Lost == 0 || n.Dropped["loss"] != n.Lost {
+		t.Errorf("link models lost %d, drops by reason say %d lost: want equal and > 0", n.Lost, n.Dropped["loss"])
+	}
+	if n.Dropped["nodedown"] == 0 {
+		t.Errorf("no nodedown drops although node 2 was down for 300ms: %v", n.Dropped)
 	}
 }

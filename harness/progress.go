@@ -20,7 +20,7 @@ func newProgress(w io.Writer, name string, total time.Duration) *progress {
 	if w == nil || total <= 0 {
 		return &progress{}
 	}
-	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40))
+	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithAutoRefresh())
 	bar := p.AddBar(int64(total/time.Millisecond),
 		mpb.PrependDecorators(decor.Name(name+" ", decor.WC{C: decor.DindentRight}), decor.Percentage()),
 		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" wall")),

@@ -72,7 +72,7 @@ func (p *pingProtocol) summarize(s *Summary) {
 }
 
 func networkStats(w *sim.Sim) NetworkStats {
-	var n NetworkStats
+	n := NetworkStats{Dropped: w.Drops()}
 	for from := range w.Nodes() {
 		for to := range w.Nodes() {
 			st, ok := w.LinkStats(world.NodeID(from), world.NodeID(to))

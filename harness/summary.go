@@ -3,6 +3,8 @@ package harness
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/chronosync/chronosync/analysis/stats"
@@ -32,6 +34,9 @@ type NetworkStats struct {
 	Duplicated uint64 `json:"duplicated"`
 	Corrupted  uint64 `json:"corrupted"`
 	Reordered  uint64 `json:"reordered"`
+	// Dropped counts datagrams not delivered, by reason, whether the link
+	// model or the world (partition, crashed node, ...) dropped them.
+	Dropped map[string]uint64 `json:"dropped"`
 }
 
 // PingSummary is the outcome of the ping exchange.
@@ -63,6 +68,13 @@ func (r *Result) Print(w io.Writer) {
 	n := s.Network
 	fmt.Fprintf(w, "network: %d packets, %d delivered, %d lost, %d queue drops, %d duplicated, %d corrupted\n",
 		n.Packets, n.Delivered, n.Lost, n.QueueDrops, n.Duplicated, n.Corrupted)
+	if len(n.Dropped) > 0 {
+		fmt.Fprint(w, "dropped:")
+		for _, why := range slices.Sorted(maps.Keys(n.Dropped)) {
+			fmt.Fprintf(w, " %s %d", why, n.Dropped[why])
+		}
+		fmt.Fprintln(w)
+	}
 	if p := s.Ping; p != nil {
 		fmt.Fprintf(w, "ping: %d sent, %d replies (%.2f%% lost)\n", p.Sent, p.Received, 100*p.LossFraction)
 		fmt.Fprintf(w, "  rtt           p50 %v  p95 %v  p99 %v  max %v\n", ns(p.RTT.P50), ns(p.RTT.P95), ns(p.RTT.P99), ns(p.RTT.Max))

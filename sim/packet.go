@@ -87,7 +87,7 @@ func (c *packetConn) Send(to world.Addr, data []byte) (world.Time, error) {
 	ports := eventlog.Ports(c.addr.Port, to.Port)
 	s.record(eventlog.Record{Node: int32(n.id), Kind: eventlog.Send, Peer: int32(to.Node), A: ports, B: int64(len(data)), C: int64(tx)})
 	drop := func(why int64) {
-		s.record(eventlog.Record{Node: int32(n.id), Kind: eventlog.Drop, Peer: int32(to.Node), A: why, B: int64(len(data))})
+		s.drop(n.id, to.Node, why, len(data))
 	}
 	if why := s.cut(n.id, to.Node); why != 0 {
 		drop(why)
@@ -129,7 +129,7 @@ func (d *delivery) Fire(arg uint64) {
 	s := d.s
 	n := s.nodes[d.to.Node]
 	drop := func(why int64) {
-		s.record(eventlog.Record{Node: int32(d.from.Node), Kind: eventlog.Drop, Peer: int32(d.to.Node), A: why, B: int64(len(d.data))})
+		s.drop(d.from.Node, d.to.Node, why, len(d.data))
 	}
 	if arg == 0 {
 		// Arrival: checked and timestamped now, as the kernel would, even
@@ -159,4 +159,22 @@ func (d *delivery) Fire(arg uint64) {
 	}
 	s.record(eventlog.Record{Node: int32(d.to.Node), Kind: eventlog.Recv, Peer: int32(d.from.Node), A: eventlog.Ports(d.from.Port, d.to.Port), B: int64(len(d.data)), C: int64(d.rx)})
 	c.h(world.Packet{From: d.from, To: d.to, Data: d.data, RxTime: d.rx})
+}
+
+// drop records a datagram from→to that will not be delivered, and why.
+func (s *Sim) drop(from, to world.NodeID, why int64, size int) {
+	s.drops[why]++
+	s.record(eventlog.Record{Node: int32(from), Kind: eventlog.Drop, Peer: int32(to), A: why, B: int64(size)})
+}
+
+// Drops returns how many datagrams were dropped so far, by reason (the
+// names of the event log's "why" field).
+func (s *Sim) Drops() map[string]uint64 {
+	out := make(map[string]uint64)
+	for why, n := range s.drops {
+		if n > 0 {
+			out[eventlog.ReasonName(int64(why))] = n
+		}
+	}
+	return out
 }

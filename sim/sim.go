@@ -38,6 +38,7 @@ type Sim struct {
 	logOut  slog.Handler
 	sid     int64
 	timeout int64
+	drops   [eventlog.NumReasons]uint64
 }
 
 // Options are the optional parts of a simulation.

@@ -41,16 +41,19 @@ const (
 
 // Drop and close reasons (field A of Drop, B of Close).
 const (
-	ReasonLoss      = 1 // the link model lost it
-	ReasonQueue     = 2 // the link's queue was full
-	ReasonPartition = 3 // sender and receiver are in different partition groups
-	ReasonLinkDown  = 4 // the directed link is down (flap)
-	ReasonNodeDown  = 5 // the receiving node is crashed or restarted since
-	ReasonNoSocket  = 6 // nothing listens on the destination port
-	ReasonChecksum  = 7 // corrupted on the link, dropped by the receiver's checksum
-	ReasonPeer      = 8 // the peer closed the stream
-	ReasonBroken    = 9 // the connection broke (partition, link down, crash)
-	ReasonRefused   = 10
+	ReasonLoss      = 1  // the link model lost it
+	ReasonQueue     = 2  // the link's queue was full
+	ReasonPartition = 3  // sender and receiver are in different partition groups
+	ReasonLinkDown  = 4  // the directed link is down (flap)
+	ReasonNodeDown  = 5  // the receiving node is crashed or restarted since
+	ReasonNoSocket  = 6  // nothing listens on the destination port
+	ReasonChecksum  = 7  // corrupted on the link, dropped by the receiver's checksum
+	ReasonPeer      = 8  // the peer closed the stream
+	ReasonBroken    = 9  // the connection broke (partition, link down, crash)
+	ReasonRefused   = 10 // nothing listens on the dialed port
+
+	// NumReasons bounds the reason values: 0 < reason < NumReasons.
+	NumReasons = 11
 )
 
 var kindInfo = [numKinds]struct {
@@ -81,6 +84,15 @@ var reasonNames = [...]string{
 	ReasonLoss: "loss", ReasonQueue: "queue", ReasonPartition: "partition",
 	ReasonLinkDown: "linkdown", ReasonNodeDown: "nodedown", ReasonNoSocket: "nosocket",
 	ReasonChecksum: "checksum", ReasonPeer: "peer", ReasonBroken: "broken", ReasonRefused: "refused",
+}
+
+// ReasonName returns the name of a drop or close reason as it appears in
+// the log.
+func ReasonName(why int64) string {
+	if why > 0 && int(why) < len(reasonNames) && reasonNames[why] != "" {
+		return reasonNames[why]
+	}
+	return "reason" + strconv.FormatInt(why, 10)
 }
 
 // String returns the kind's name as it appears in the log.
@@ -215,8 +227,8 @@ func AppendLine(b []byte, seq uint64, r Record) []byte {
 			b = strconv.AppendInt(b, v>>16, 10)
 			b = append(b, '>')
 			b = strconv.AppendInt(b, v&0xffff, 10)
-		case label == "why" && v > 0 && int(v) < len(reasonNames) && reasonNames[v] != "":
-			b = append(b, reasonNames[v]...)
+		case label == "why":
+			b = append(b, ReasonName(v)...)
 		default:
 			b = strconv.AppendInt(b, v, 10)
 		}
