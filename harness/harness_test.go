@@ -120,7 +120,7 @@ func TestReplay(t *testing.T) {
 	if !errors.Is(err, ErrDiverged) {
 		t.Fatalf("replay of a changed scenario: err = %v, want ErrDiverged", err)
 	}
-	for _, want := range []string{"at event #", "recorded: ", "replayed: "} {
+	for _, want := range []string{"at event #", "recorded: ", "replayed: ", "scenario.yaml differs from the scenario recorded in manifest.json"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("divergence error lacks %q:\n%v", want, err)
 		}

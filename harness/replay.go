@@ -70,6 +70,9 @@ func Replay(dir string, progress io.Writer) (*ReplayResult, error) {
 	if m.Chronosync != res.Manifest.Chronosync || m.Go != res.Manifest.Go {
 		version = fmt.Sprintf(" (recorded with chronosync %s, %s; replayed with %s, %s)", m.Chronosync, m.Go, res.Manifest.Chronosync, res.Manifest.Go)
 	}
+	if edited, err := os.ReadFile(filepath.Join(dir, FileScenario)); err == nil && string(edited) != m.ScenarioAsRun {
+		version += fmt.Sprintf(" (%s differs from the scenario recorded in %s)", FileScenario, FileManifest)
+	}
 	head := fmt.Sprintf("replay %s: %d events hash %016x recorded, %d events hash %016x replayed%s", dir, ckpt.Count, ckpt.Hash, got.Count, got.Hash, version)
 	if !haveLog {
 		return nil, fmt.Errorf("%s: %w: the first differing event is one of #%d..#%d (the run kept no %s to name it)", head, ErrDiverged, d.After+1, d.Upto, FileEvents)

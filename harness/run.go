@@ -184,16 +184,17 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 	}
 
 	m := Manifest{
-		Schema:       ManifestSchema,
-		Chronosync:   Version(),
-		Go:           goVersion(),
-		Backend:      "sim",
-		Scenario:     sc.Name,
-		ScenarioFile: opts.ScenarioFile,
-		Seed:         sc.Seed,
-		Events:       ev.Count,
-		EventHash:    fmt.Sprintf("%016x", ev.Hash),
-		Files:        files,
+		Schema:        ManifestSchema,
+		Chronosync:    Version(),
+		Go:            goVersion(),
+		Backend:       "sim",
+		Scenario:      sc.Name,
+		ScenarioFile:  opts.ScenarioFile,
+		Seed:          sc.Seed,
+		Events:        ev.Count,
+		EventHash:     fmt.Sprintf("%016x", ev.Hash),
+		ScenarioAsRun: string(yml),
+		Files:         files,
 	}
 	sum := Summary{
 		Scenario:  sc.Name,

@@ -17,16 +17,19 @@ const ManifestSchema = 1
 // between two runs of the same scenario, seed and build (no wall-clock
 // time), so that equal runs give equal bytes.
 type Manifest struct {
-	Schema       int        `json:"schema_version"`
-	Chronosync   string     `json:"chronosync_version"`
-	Go           string     `json:"go_version"`
-	Backend      string     `json:"backend"`
-	Scenario     string     `json:"scenario"`
-	ScenarioFile string     `json:"scenario_file"`
-	Seed         uint64     `json:"seed"`
-	Events       uint64     `json:"events"`
-	EventHash    string     `json:"event_hash"`
-	Files        []Artifact `json:"files"`
+	Schema       int    `json:"schema_version"`
+	Chronosync   string `json:"chronosync_version"`
+	Go           string `json:"go_version"`
+	Backend      string `json:"backend"`
+	Scenario     string `json:"scenario"`
+	ScenarioFile string `json:"scenario_file"`
+	Seed         uint64 `json:"seed"`
+	Events       uint64 `json:"events"`
+	EventHash    string `json:"event_hash"`
+	// ScenarioAsRun is the scenario exactly as run, seed included: the
+	// same text as scenario.yaml, kept here so that the record is whole.
+	ScenarioAsRun string     `json:"scenario_as_run"`
+	Files         []Artifact `json:"files"`
 }
 
 // Artifact is one file of a run directory.
