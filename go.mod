@@ -1,6 +1,6 @@
 module github.com/chronosync/chronosync
 
-go 1.26.8
+go 1.25
 
 require (
 	github.com/cockroachdb/datadriven v1.0.3
