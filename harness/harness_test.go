@@ -193,3 +193,26 @@ func TestPingSummaryAgainstTruth(t *testing.T) {
 		t.Errorf("no nodedown drops although node 2 was down for 300ms: %v", n.Dropped)
 	}
 }
+
+func TestRunNeverReplacesOtherDirectories(t *testing.T) {
+	sc := parse(t, small)
+	dir := t.TempDir()
+	precious := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(precious, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(sc, Options{Out: dir})
+	if err == nil || !strings.Contains(err.Error(), "not a chronosync run directory") {
+		t.Fatalf("run into a non-run directory: err = %v", err)
+	}
+	if _, err := os.Stat(precious); err != nil {
+		t.Fatalf("the directory's file is gone: %v", err)
+	}
+	// An empty directory, or an earlier run, may be replaced.
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runOnce(t, sc, Options{Out: empty})
+	runOnce(t, sc, Options{Out: empty})
+}

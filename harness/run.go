@@ -73,6 +73,9 @@ func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 	if out == "" {
 		out = filepath.Join("runs", fmt.Sprintf("%s-seed%d", run.Name, run.Seed))
 	}
+	if err := checkReplaceable(out); err != nil {
+		return nil, err
+	}
 	staged, err := stagingDir(out)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,9 @@ package harness
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -96,8 +98,30 @@ func stagingDir(out string) (string, error) {
 	return dir, nil
 }
 
+// checkReplaceable fails unless out is absent, an empty directory, or an
+// earlier run directory (one with a manifest.json), so that --out never
+// deletes anything else.
+func checkReplaceable(out string) error {
+	entries, err := os.ReadDir(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("run directory %s: %w", out, err)
+	case len(entries) == 0:
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(out, FileManifest)); err != nil {
+		return fmt.Errorf("run directory %s exists and is not a chronosync run directory (no %s); refusing to replace it", out, FileManifest)
+	}
+	return nil
+}
+
 // commit replaces out with the staged directory.
 func commit(staged, out string) error {
+	if err := checkReplaceable(out); err != nil {
+		return err
+	}
 	if err := os.RemoveAll(out); err != nil {
 		return fmt.Errorf("replace %s: %w", out, err)
 	}
