@@ -8,8 +8,11 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chronosync/chronosync/ping"
 	"github.com/chronosync/chronosync/scenario"
+	"github.com/chronosync/chronosync/world"
 )
 
 const small = `
@@ -215,4 +218,46 @@ func TestRunNeverReplacesOtherDirectories(t *testing.T) {
 	}
 	runOnce(t, sc, Options{Out: empty})
 	runOnce(t, sc, Options{Out: empty})
+}
+
+// panicking is a protocol whose node 1 panics at its first timer after
+// 700ms.
+type panicking struct{ pingProtocol }
+
+func (p *panicking) program(id world.NodeID) world.Program {
+	inner := p.pingProtocol.program(id)
+	return world.ProgramFunc(func(env world.Env) error {
+		if id == 1 {
+			env.AfterFunc(700*time.Millisecond, func() { panic("protocol bug") })
+		}
+		return inner.Start(env)
+	})
+}
+
+func TestFailureKeepsLogsAndSaysHowToReproduce(t *testing.T) {
+	sc := parse(t, small)
+	out := filepath.Join(t.TempDir(), "run")
+	p := &panicking{pingProtocol{cfg: ping.Config{Interval: 20 * time.Millisecond, Payload: 64}}}
+	_, err := Run(sc, Options{Out: out, ScenarioFile: "small.yaml", protocol: p})
+	var f *Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("err = %v, want a *Failure", err)
+	}
+	if f.Virtual < 699*time.Millisecond || f.Virtual > 701*time.Millisecond || f.Panic != "protocol bug" {
+		t.Fatalf("failure at %v with %q, want at about 700ms (node 1 drifts) with the panic's value", f.Virtual, f.Panic)
+	}
+	for _, want := range []string{"reproduce with: chronosync run small.yaml --seed 3", out} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	text := string(read(t, filepath.Join(out, FileFailure)))
+	if !strings.Contains(text, "panic: protocol bug") || !strings.Contains(text, "harness_test.go") {
+		t.Errorf("failure.txt lacks the panic or its stack:\n%s", text)
+	}
+	if len(read(t, filepath.Join(out, FileEvents))) == 0 || len(read(t, filepath.Join(out, FileLog))) == 0 {
+		t.Error("the failed run's logs were not kept")
+	}
+	// The failed run's directory may be replaced by the next run.
+	runOnce(t, sc, Options{Out: out})
 }

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/chronosync/chronosync/scenario"
@@ -42,6 +43,9 @@ type Options struct {
 	// Observe, if not nil, is called 200 times during the run with the
 	// virtual time reached (benchmarks sample memory with it).
 	Observe func(now time.Duration)
+
+	// protocol replaces the scenario's protocol (tests only).
+	protocol protocol
 }
 
 // Result is what a run produced.
@@ -81,6 +85,16 @@ func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res, err := runIn(&run, staged, opts)
+	var failure *Failure
+	if errors.As(err, &failure) {
+		// Keep what the failed run wrote: its logs lead to the failure.
+		if cerr := commit(staged, out); cerr != nil {
+			os.RemoveAll(staged)
+			return nil, errors.Join(err, cerr)
+		}
+		failure.Dir = out
+		return nil, err
+	}
 	if err != nil {
 		os.RemoveAll(staged)
 		return nil, err
@@ -146,9 +160,11 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 		events = io.MultiWriter(eventSinks...)
 	}
 
-	proto, err := newProtocol(sc)
-	if err != nil {
-		return nil, err
+	proto := opts.protocol
+	if proto == nil {
+		if proto, err = newProtocol(sc); err != nil {
+			return nil, err
+		}
 	}
 	cfg := simConfig(sc.Seed, resolved)
 	w, err := sim.New(cfg, proto.program, sim.Options{EventLog: events, Log: logBuf, LogLevel: slog.LevelInfo})
@@ -159,18 +175,14 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 
 	bar := newProgress(opts.Progress, sc.Name, resolved.Duration)
 	start := time.Now()
-	const chunks = 200
-	for i := 1; i <= chunks; i++ {
-		w.Run(resolved.Duration * time.Duration(i) / chunks)
-		bar.set(w.Now())
-		if opts.Observe != nil {
-			opts.Observe(w.Now())
-		}
-	}
+	simErr := simulate(w, resolved.Duration, bar, opts.Observe)
 	wall := time.Since(start)
 	bar.done()
 	if err := w.Flush(); err != nil {
 		return nil, err
+	}
+	if simErr != nil {
+		return nil, fail(dir, sc, opts.ScenarioFile, simErr)
 	}
 
 	ev := w.EventLog()
@@ -217,6 +229,25 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 		return nil, err
 	}
 	return &Result{Manifest: m, Summary: sum, Wall: wall}, nil
+}
+
+// simulate runs w for d in 200 steps; a panic in the world or in protocol
+// code becomes a *Failure that says where it happened.
+func simulate(w *sim.Sim, d time.Duration, bar *progress, observe func(time.Duration)) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Failure{Virtual: w.Now(), Events: w.Events(), Panic: fmt.Sprint(r), Stack: string(debug.Stack())}
+		}
+	}()
+	const chunks = 200
+	for i := 1; i <= chunks; i++ {
+		w.Run(d * time.Duration(i) / chunks)
+		bar.set(w.Now())
+		if observe != nil {
+			observe(w.Now())
+		}
+	}
+	return nil
 }
 
 func closeInto(err *error, c io.Closer, what string) {

@@ -111,10 +111,12 @@ func checkReplaceable(out string) error {
 	case len(entries) == 0:
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(out, FileManifest)); err != nil {
-		return fmt.Errorf("run directory %s exists and is not a chronosync run directory (no %s); refusing to replace it", out, FileManifest)
+	for _, marker := range []string{FileManifest, FileFailure} {
+		if _, err := os.Stat(filepath.Join(out, marker)); err == nil {
+			return nil
+		}
 	}
-	return nil
+	return fmt.Errorf("run directory %s exists and is not a chronosync run directory (no %s); refusing to replace it", out, FileManifest)
 }
 
 // commit replaces out with the staged directory.
