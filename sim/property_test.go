@@ -94,3 +94,32 @@ func TestPropertyDeterministicAndConserving(t *testing.T) {
 		}
 	})
 }
+
+// TestAddingANodeShiftsNoOtherDraws: with named random streams, a third
+// node (and its links) leaves the jitter drawn on the link 0→1 untouched:
+// every datagram 0→1 arrives at the same true time. (Receive timestamps
+// may differ by read noise: node 1 reads its clock more often with three
+// nodes, and each read draws noise from that clock's stream.)
+func TestAddingANodeShiftsNoOtherDraws(t *testing.T) {
+	recvs := func(n int) []string {
+		cfg := mesh(n, 100*time.Microsecond)
+		for i := range cfg.Links {
+			cfg.Links[i].Params.Jitter = 50 * time.Microsecond
+		}
+		for i := range cfg.Nodes {
+			cfg.Nodes[i].Clock = clockmodel.Params{PPM: float64(10 * i), ReadNoise: 20}
+		}
+		_, lines := logged(t, cfg, pinger{period: 10 * ms}.program, 500*ms)
+		var out []string
+		for _, l := range lines {
+			if f := strings.Fields(l); len(f) > 4 && f[2] == "recv" && f[3] == "n=1" && f[4] == "from=0" {
+				out = append(out, f[1]) // the true arrival time
+			}
+		}
+		return out
+	}
+	two, three := recvs(2), recvs(3)
+	if len(two) < 40 || strings.Join(two, " ") != strings.Join(three, " ") {
+		t.Fatalf("0→1 arrival times differ when a node is added:\n2 nodes: %v\n3 nodes: %v", two, three)
+	}
+}
