@@ -91,27 +91,3 @@ func Diverge(want, got Summary) Divergence {
 	}
 	return Divergence{After: uint64(n) * CheckpointEvery, Upto: max(want.Count, got.Count)}
 }
-
-// Legend returns the documentation of every kind and its fields.
-func Legend() string {
-	var b strings.Builder
-	b.WriteString("line: <seq> <t_ns> <kind> n=<node> [fields]\n")
-	for k := Kind(1); k < numKinds; k++ {
-		info := kindInfo[k]
-		fmt.Fprintf(&b, "%-9s", info.name)
-		for _, f := range []string{info.peer, info.a, info.b, info.c} {
-			if f != "" {
-				fmt.Fprintf(&b, " %s=", f)
-			}
-		}
-		b.WriteByte('\n')
-	}
-	b.WriteString("why: ")
-	for _, n := range reasonNames {
-		if n != "" {
-			fmt.Fprintf(&b, "%s ", n)
-		}
-	}
-	b.WriteByte('\n')
-	return b.String()
-}

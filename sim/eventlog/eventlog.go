@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // Kind says what an event was.
@@ -234,4 +235,28 @@ func AppendLine(b []byte, seq uint64, r Record) []byte {
 		}
 	}
 	return b
+}
+
+// Legend returns the documentation of every kind and its fields.
+func Legend() string {
+	var b strings.Builder
+	b.WriteString("line: <seq> <t_ns> <kind> n=<node> [fields]\n")
+	for k := Kind(1); k < numKinds; k++ {
+		info := kindInfo[k]
+		fmt.Fprintf(&b, "%-9s", info.name)
+		for _, f := range []string{info.peer, info.a, info.b, info.c} {
+			if f != "" {
+				fmt.Fprintf(&b, " %s=", f)
+			}
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("why: ")
+	for _, n := range reasonNames {
+		if n != "" {
+			fmt.Fprintf(&b, "%s ", n)
+		}
+	}
+	b.WriteByte('\n')
+	return b.String()
 }
