@@ -15,12 +15,20 @@ import (
 // against the simulator's ground truth.
 type protocol interface {
 	program(world.NodeID) world.Program
-	attach(w *sim.Sim)
+	// attach runs once the world exists; dir is the (staging) run
+	// directory the protocol may write its artifacts into.
+	attach(w *sim.Sim, dir string) error
+	// finish runs after the simulation: it flushes and closes the files.
+	finish() error
 	summarize(s *Summary)
+	// artifacts lists the files the protocol writes.
+	artifacts() []Artifact
 }
 
-func newProtocol(sc *scenario.Scenario) (protocol, error) {
+func newProtocol(sc *scenario.Scenario, r *scenario.Resolved) (protocol, error) {
 	switch sc.Protocol.Kind {
+	case scenario.ProtocolSync:
+		return newSyncProtocol(sc, r)
 	case scenario.ProtocolPing, "":
 		cfg := ping.Config{Interval: sc.Protocol.Interval, Payload: max(sc.Protocol.Payload, ping.HeaderSize)}
 		if _, err := ping.New(cfg, nil); err != nil {
@@ -40,7 +48,11 @@ type pingProtocol struct {
 	errs     []float64
 }
 
-func (p *pingProtocol) attach(w *sim.Sim) { p.w = w }
+func (p *pingProtocol) attach(w *sim.Sim, _ string) error { p.w = w; return nil }
+
+func (p *pingProtocol) finish() error { return nil }
+
+func (p *pingProtocol) artifacts() []Artifact { return nil }
 
 func (p *pingProtocol) program(id world.NodeID) world.Program {
 	prog, err := ping.New(p.cfg, func(e ping.Exchange) {

@@ -54,6 +54,9 @@ type Result struct {
 	Manifest Manifest
 	Summary  Summary
 	Wall     time.Duration // wall-clock time of the simulation itself
+	// Estimates are a sync run's estimators re-run on its probe stream,
+	// with their GraphCalc wall times.
+	Estimates []EstimateResult
 }
 
 // ErrRealBackend is returned for --backend=real until the real backend
@@ -143,7 +146,7 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 			return nil, fmt.Errorf("create event log: %w", ferr)
 		}
 		defer closeInto(&err, f, FileEvents)
-		zw := gzip.NewWriter(f)
+		zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
 		defer closeInto(&err, zw, FileEvents)
 		eventSinks = append(eventSinks, zw)
 	}
@@ -162,7 +165,7 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 
 	proto := opts.protocol
 	if proto == nil {
-		if proto, err = newProtocol(sc); err != nil {
+		if proto, err = newProtocol(sc, resolved); err != nil {
 			return nil, err
 		}
 	}
@@ -171,7 +174,10 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 	if err != nil {
 		return nil, fmt.Errorf("build world for %s: %w", sc.Name, err)
 	}
-	proto.attach(w)
+	if err := proto.attach(w, dir); err != nil {
+		return nil, fmt.Errorf("start recording: %w", err)
+	}
+	files = append(files, proto.artifacts()...)
 
 	bar := newProgress(opts.Progress, sc.Name, resolved.Duration)
 	start := time.Now()
@@ -180,6 +186,9 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 	bar.done()
 	if err := w.Flush(); err != nil {
 		return nil, err
+	}
+	if err := proto.finish(); err != nil {
+		return nil, fmt.Errorf("record outputs: %w", err)
 	}
 	if simErr != nil {
 		return nil, fail(dir, sc, opts.ScenarioFile, simErr)
@@ -228,7 +237,11 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 	if err := writeJSON(dir, FileManifest, m); err != nil {
 		return nil, err
 	}
-	return &Result{Manifest: m, Summary: sum, Wall: wall}, nil
+	res := &Result{Manifest: m, Summary: sum, Wall: wall}
+	if sp, ok := proto.(*syncProtocol); ok {
+		res.Estimates = sp.graphcalc
+	}
+	return res, nil
 }
 
 // simulate runs w for d in 200 steps; a panic in the world or in protocol

@@ -23,6 +23,7 @@ type Summary struct {
 	Protocol  string       `json:"protocol"`
 	Network   NetworkStats `json:"network"`
 	Ping      *PingSummary `json:"ping,omitempty"`
+	Sync      *SyncSummary `json:"sync,omitempty"`
 }
 
 // NetworkStats add up the link models' counters over every directed link.
@@ -79,6 +80,9 @@ func (r *Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "ping: %d sent, %d replies (%.2f%% lost)\n", p.Sent, p.Received, 100*p.LossFraction)
 		fmt.Fprintf(w, "  rtt           p50 %v  p95 %v  p99 %v  max %v\n", ns(p.RTT.P50), ns(p.RTT.P95), ns(p.RTT.P99), ns(p.RTT.Max))
 		fmt.Fprintf(w, "  |offset err|  p50 %v  p95 %v  p99 %v  max %v\n", ns(p.OffsetError.P50), ns(p.OffsetError.P95), ns(p.OffsetError.P99), ns(p.OffsetError.Max))
+	}
+	if sy := s.Sync; sy != nil {
+		printSync(w, sy, r.Estimates)
 	}
 	fmt.Fprintf(w, "run directory: %s\n", r.Dir)
 }

@@ -147,6 +147,15 @@ func context(path string) string {
 // repeated, and returns the values by key. It returns nil if n is not a
 // mapping.
 func (d *decoder) fields(n *yaml.Node, path string, allowed ...string) map[string]*yaml.Node {
+	return d.kindFields(n, path, "", nil, allowed)
+}
+
+// kindFields is fields for a mapping of the given kind, which decides the
+// keys it may have. owner names the other kind that a key not allowed
+// belongs to, or returns "" if it belongs to none; such a key is reported
+// at its line as a key of that kind rather than as an unknown key. owner
+// may be nil.
+func (d *decoder) kindFields(n *yaml.Node, path, kind string, owner func(k string) string, allowed []string) map[string]*yaml.Node {
 	n = deref(n)
 	if n.Kind != yaml.MappingNode {
 		d.errorf(n, path, "expected a mapping with keys %s; got %s", strings.Join(allowed, ", "), describe(n))
@@ -166,6 +175,13 @@ func (d *decoder) fields(n *yaml.Node, path string, allowed ...string) map[strin
 		}
 		first[k.Value] = k.Line
 		if !slices.Contains(allowed, k.Value) {
+			if owner != nil {
+				if other := owner(k.Value); other != "" {
+					d.errorf(k, key(path, k.Value), "%s applies only to kind %s, not %q; expected one of: %s",
+						k.Value, other, kind, strings.Join(allowed, ", "))
+					continue
+				}
+			}
 			hint := ""
 			if strings.HasSuffix(k.Value, ")") {
 				hint = "it looks like the end of a random spec split at its comma: quote specs inside {...}; "
@@ -236,6 +252,14 @@ func (d *decoder) integer(n *yaml.Node, path string) (int, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+func (d *decoder) number(n *yaml.Node, path string) (float64, bool) {
+	s, ok := d.scalar(n, path, "a number", "!!int", "!!float")
+	if !ok {
+		return 0, false
+	}
+	return parsed(d, s, path, parseNumber)
 }
 
 func (d *decoder) uint64(n *yaml.Node, path string) (uint64, bool) {

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -15,12 +16,42 @@ const (
 	defaultProtocolPayload  = 64
 )
 
+// defaultSync is the sync protocol's settings where a file writes none.
+func defaultSync() Sync {
+	return Sync{
+		Mode:           SyncRounds,
+		Estimator:      "svm",
+		Cadence:        800 * time.Microsecond,
+		Window:         4 * time.Second,
+		GatherDeadline: 500 * time.Millisecond,
+		Heartbeat:      200 * time.Millisecond,
+		Purity:         "auto",
+		PureThreshold:  time.Microsecond,
+		MinPairs:       10,
+		StepThreshold:  time.Millisecond,
+		ConsensusGain:  0.5,
+		ConvergedFrom:  3,
+	}
+}
+
+// defaultProtocol is the protocol of the given kind with its defaults
+// filled in; an unknown kind has none.
+func defaultProtocol(kind ProtocolKind) Protocol {
+	switch kind {
+	case ProtocolPing:
+		return Protocol{Kind: kind, Interval: defaultProtocolInterval, Payload: defaultProtocolPayload}
+	case ProtocolSync:
+		return Protocol{Kind: kind, Sync: defaultSync()}
+	}
+	return Protocol{Kind: kind}
+}
+
 func (d *decoder) scenario(n *yaml.Node) *Scenario {
 	s := &Scenario{
 		Seed:     defaultSeed,
 		Topology: Topology{Kind: FullMesh},
 		Workload: Workload{Kind: WorkloadNone},
-		Protocol: Protocol{Kind: ProtocolPing, Interval: defaultProtocolInterval, Payload: defaultProtocolPayload},
+		Protocol: defaultProtocol(ProtocolPing),
 	}
 	m := d.fields(n, "", "name", "description", "seed", "duration", "nodes",
 		"clocks", "topology", "links", "faults", "workload", "protocol")
@@ -46,12 +77,97 @@ func (d *decoder) scenario(n *yaml.Node) *Scenario {
 		field(wm, "workload", "kind", d.str, (*string)(&s.Workload.Kind))
 	}
 	if p, ok := m["protocol"]; ok {
-		pm := d.fields(p, "protocol", "kind", "interval", "payload")
-		field(pm, "protocol", "kind", d.str, (*string)(&s.Protocol.Kind))
-		field(pm, "protocol", "interval", d.duration, &s.Protocol.Interval)
-		field(pm, "protocol", "payload", d.integer, &s.Protocol.Payload)
+		s.Protocol = d.protocol(p, "protocol")
 	}
 	return s
+}
+
+// kindOf returns the text of the key kind of mapping n as written ("" if
+// it is not a scalar), and whether n is a mapping with that key. Where the
+// kind decides which keys a mapping may have, it is read before the keys
+// are checked.
+func kindOf(n *yaml.Node) (kind string, written bool) {
+	if mn := deref(n); mn.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(mn.Content); i += 2 {
+			if mn.Content[i].Value == "kind" {
+				kind, written = deref(mn.Content[i+1]).Value, true
+			}
+		}
+	}
+	return kind, written
+}
+
+// pingKeys and syncKeys are the keys of each protocol kind besides kind,
+// in the order Marshal writes them.
+var (
+	pingKeys = []string{"interval", "payload"}
+	syncKeys = []string{"mode", "estimator", "cadence", "window", "adaptive_window", "rounds",
+		"master", "reference", "gather_deadline", "heartbeat", "purity", "pure_threshold",
+		"min_pairs", "step_threshold", "consensus_gain", "converged_from"}
+)
+
+// protocolKeys are the keys a protocol of the given kind may have. An
+// unknown kind allows every key, so that the only error reported is the
+// kind's.
+func protocolKeys(kind ProtocolKind) []string {
+	keys := []string{"kind"}
+	switch kind {
+	case ProtocolPing:
+		return append(keys, pingKeys...)
+	case ProtocolSync:
+		return append(keys, syncKeys...)
+	}
+	return slices.Concat(keys, pingKeys, syncKeys)
+}
+
+// protocolOwner names the protocol kind a key belongs to, or "".
+func protocolOwner(k string) string {
+	switch {
+	case slices.Contains(pingKeys, k):
+		return string(ProtocolPing)
+	case slices.Contains(syncKeys, k):
+		return string(ProtocolSync)
+	}
+	return ""
+}
+
+// protocol decodes the protocol section: its kind (default ping) decides
+// which keys it may have and which defaults are filled in.
+func (d *decoder) protocol(n *yaml.Node, path string) Protocol {
+	kind := ProtocolPing
+	if k, ok := kindOf(n); ok {
+		kind = ProtocolKind(k)
+	}
+	m := d.kindFields(n, path, string(kind), protocolOwner, protocolKeys(kind))
+	field(m, path, "kind", d.str, (*string)(&kind))
+	p := defaultProtocol(kind)
+	field(m, path, "interval", d.duration, &p.Interval)
+	field(m, path, "payload", d.integer, &p.Payload)
+	y := &p.Sync
+	field(m, path, "mode", d.str, (*string)(&y.Mode))
+	field(m, path, "estimator", d.str, &y.Estimator)
+	field(m, path, "cadence", d.duration, &y.Cadence)
+	field(m, path, "window", d.duration, &y.Window)
+	if aw, ok := m["adaptive_window"]; ok {
+		ap := key(path, "adaptive_window")
+		am := d.fields(aw, ap, "min", "max")
+		d.required(am, aw, ap, "min", "the shortest window, like 1s")
+		d.required(am, aw, ap, "max", "the longest window, like 8s")
+		field(am, ap, "min", d.duration, &y.WindowMin)
+		field(am, ap, "max", d.duration, &y.WindowMax)
+	}
+	field(m, path, "rounds", d.integer, &y.Rounds)
+	field(m, path, "master", d.integer, &y.Master)
+	field(m, path, "reference", d.integer, &y.Reference)
+	field(m, path, "gather_deadline", d.duration, &y.GatherDeadline)
+	field(m, path, "heartbeat", d.duration, &y.Heartbeat)
+	field(m, path, "purity", d.str, &y.Purity)
+	field(m, path, "pure_threshold", d.duration, &y.PureThreshold)
+	field(m, path, "min_pairs", d.integer, &y.MinPairs)
+	field(m, path, "step_threshold", d.duration, &y.StepThreshold)
+	field(m, path, "consensus_gain", d.number, &y.ConsensusGain)
+	field(m, path, "converged_from", d.integer, &y.ConvergedFrom)
+	return p
 }
 
 func (d *decoder) topology(n *yaml.Node, path string, t *Topology) {
@@ -292,15 +408,9 @@ func (d *decoder) faults(n *yaml.Node, path string) ([]Fault, bool) {
 }
 
 func (d *decoder) fault(n *yaml.Node, path string) Fault {
-	var f Fault
 	// The kind decides which keys are allowed, so read it first.
-	if mn := deref(n); mn.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(mn.Content); i += 2 {
-			if mn.Content[i].Value == "kind" {
-				f.Kind = FaultKind(deref(mn.Content[i+1]).Value)
-			}
-		}
-	}
+	kind, _ := kindOf(n)
+	f := Fault{Kind: FaultKind(kind)}
 	m := d.fields(n, path, faultKeys(f.Kind)...)
 	d.required(m, n, path, "at", "the true time of the fault, like 2s")
 	d.required(m, n, path, "kind", "one of crash, partition, link_flap, clock_step, slow_node")

@@ -8,10 +8,11 @@ import (
 
 // FuzzParse checks that Parse never panics, that every scenario it accepts
 // survives a Marshal round trip, and that a small one resolves without
-// panicking. The corpus starts from the library and testdata files.
+// panicking. The corpus starts from the library and testdata files and a few
+// small scenarios.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("../scenarios/*.yaml")
-	files = append(files, "testdata/full.yaml")
+	files = append(files, "testdata/full.yaml", "testdata/sync.yaml")
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -21,6 +22,8 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(withHead("faults:", "  - {at: 1s, kind: partition, groups: [[0, 1], [1, 2]]}")))
 	f.Add([]byte(withHead("links:", "  default: &d {delay: 1ms}", "  overrides:", "    - {from: 0, to: 1, <<: *d}")))
+	f.Add([]byte(withHead("protocol: {kind: sync, interval: 1s, adaptive_window: {min: 1s, max: 8s}}")))
+	f.Add([]byte(withHead("protocol: {kind: sync, mode: consensus, rounds: 2, window: 5s, consensus_gain: 1}")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("fuzz.yaml", data)
 		if err != nil {

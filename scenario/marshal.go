@@ -49,11 +49,7 @@ func (s *Scenario) Marshal() ([]byte, error) {
 	work := mapping()
 	add(work, "kind", str(string(s.Workload.Kind)))
 	add(root, "workload", work)
-	proto := mapping()
-	add(proto, "kind", str(string(s.Protocol.Kind)))
-	add(proto, "interval", dur(s.Protocol.Interval))
-	add(proto, "payload", integer(s.Protocol.Payload))
-	add(root, "protocol", proto)
+	add(root, "protocol", protocolNode(s.Protocol))
 
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
@@ -280,6 +276,40 @@ func lossNode(l Loss) *yaml.Node {
 		addPct(sn, "p14", st.P14)
 		add(n, "state", sn)
 	}
+	return n
+}
+
+// protocolNode writes the protocol with every key of its kind, defaults
+// included, in the order of protocolKeys.
+func protocolNode(p Protocol) *yaml.Node {
+	n := mapping()
+	add(n, "kind", str(string(p.Kind)))
+	if p.Kind != ProtocolSync {
+		add(n, "interval", dur(p.Interval))
+		add(n, "payload", integer(p.Payload))
+		return n
+	}
+	y := p.Sync
+	add(n, "mode", str(string(y.Mode)))
+	add(n, "estimator", str(y.Estimator))
+	add(n, "cadence", dur(y.Cadence))
+	add(n, "window", dur(y.Window))
+	aw := mapping()
+	aw.Style = yaml.FlowStyle
+	add(aw, "min", dur(y.WindowMin))
+	add(aw, "max", dur(y.WindowMax))
+	add(n, "adaptive_window", aw)
+	add(n, "rounds", integer(y.Rounds))
+	add(n, "master", integer(y.Master))
+	add(n, "reference", integer(y.Reference))
+	add(n, "gather_deadline", dur(y.GatherDeadline))
+	add(n, "heartbeat", dur(y.Heartbeat))
+	add(n, "purity", str(y.Purity))
+	add(n, "pure_threshold", dur(y.PureThreshold))
+	add(n, "min_pairs", integer(y.MinPairs))
+	add(n, "step_threshold", dur(y.StepThreshold))
+	add(n, "consensus_gain", plain(formatFloat(y.ConsensusGain)))
+	add(n, "converged_from", integer(y.ConvergedFrom))
 	return n
 }
 

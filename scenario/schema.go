@@ -260,11 +260,51 @@ const (
 	// ProtocolPing is the minimal timestamped-datagram exchange: every
 	// node sends a datagram to each out-neighbour every Interval.
 	ProtocolPing ProtocolKind = "ping"
+
+	// ProtocolSync is the clock synchronization protocol: probes, per-edge
+	// estimators, rounds, GraphCalc. It is configured by [Protocol.Sync].
+	ProtocolSync ProtocolKind = "sync"
 )
 
-// Protocol selects and configures the protocol the nodes run.
+// Protocol selects and configures the protocol the nodes run. Only the
+// fields of Kind are set: Interval and Payload for ProtocolPing, Sync for
+// ProtocolSync; the others are zero.
 type Protocol struct {
 	Kind     ProtocolKind  // default ProtocolPing
-	Interval time.Duration // > 0; default 100ms
-	Payload  int           // datagram payload in bytes, >= 0; default 64
+	Interval time.Duration // ping: > 0; default 100ms
+	Payload  int           // ping: datagram payload in bytes, >= 0; default 64
+	Sync     Sync          // sync: its settings
+}
+
+// SyncMode says how the sync protocol organises its work.
+type SyncMode string
+
+// The modes of the sync protocol.
+const (
+	SyncRounds    SyncMode = "rounds"    // master-controlled rounds (Variant B), the default
+	SyncWindows   SyncMode = "windows"   // time-based windows (Variant A)
+	SyncConsensus SyncMode = "consensus" // no master: weighted peer updates (Firefly)
+)
+
+// Sync configures ProtocolSync. The decoder fills in the defaults below
+// for the keys a file does not write; a Sync built in code sets every
+// field itself (Validate rejects the zero durations).
+type Sync struct {
+	Mode           SyncMode      // default SyncRounds
+	Estimator      string        // regression | minfilter | svm; default svm
+	Cadence        time.Duration // probe-pair interval per edge, > 0; default 800us
+	Window         time.Duration // (initial) window length, >= 10 × Cadence; default 4s
+	WindowMin      time.Duration // adaptive window bounds: 0 < WindowMin <= Window <= WindowMax,
+	WindowMax      time.Duration // or both 0 for a fixed window (the default)
+	Rounds         int           // rounds to run, >= 0; 0 = until the scenario's duration ends (default)
+	Master         int           // master node; default 0
+	Reference      int           // reference node for GraphCalc; default 0
+	GatherDeadline time.Duration // > 0; default 500ms
+	Heartbeat      time.Duration // > 0; default 200ms
+	Purity         string        // auto | on | off; default auto
+	PureThreshold  time.Duration // > 0; default 1us
+	MinPairs       int           // >= 2; default 10
+	StepThreshold  time.Duration // > 0; default 1ms
+	ConsensusGain  float64       // (0, 1]; default 0.5 (used by SyncConsensus only)
+	ConvergedFrom  int           // first round counted in converged-error figures, >= 1; default 3
 }

@@ -21,6 +21,7 @@ func (s *Scenario) Validate() error {
 	v.topology()
 	v.links()
 	v.faults()
+	v.protocol()
 	if linked := staticLinked(s.Topology, s.Nodes); linked != nil && len(v.list) == 0 {
 		v.edges(linked, s.Nodes > 1)
 	}
@@ -87,13 +88,6 @@ func (v *validator) top() {
 	}
 	if s.Workload.Kind != WorkloadNone {
 		v.addf("workload.kind", "unknown workload kind %q; expected: none", s.Workload.Kind)
-	}
-	if s.Protocol.Kind != ProtocolPing {
-		v.addf("protocol.kind", "unknown protocol kind %q; expected: ping", s.Protocol.Kind)
-	}
-	v.positive("protocol.interval", "interval", s.Protocol.Interval)
-	if s.Protocol.Payload < 0 {
-		v.addf("protocol.payload", "negative payload %d; expected a size in bytes >= 0", s.Protocol.Payload)
 	}
 }
 

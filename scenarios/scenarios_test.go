@@ -3,9 +3,13 @@ package scenarios
 import (
 	"fmt"
 	"io/fs"
+	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chronosync/chronosync/scenario"
+	"github.com/chronosync/chronosync/sim/netem"
 )
 
 // TestLibrary parses and resolves every file in the library.
@@ -45,14 +49,17 @@ func TestLibraryContents(t *testing.T) {
 		nodes    int
 		edges    int
 		duration time.Duration
-		interval time.Duration
+		interval time.Duration // ping only
 		faults   int
+		mode     scenario.SyncMode // sync only
+		rounds   int
 	}{
-		{"quickstart", 4, 12, 10 * time.Second, 100 * time.Millisecond, 0},
-		{"mesh8-jitter", 8, 56, 30 * time.Second, 100 * time.Millisecond, 0},
-		{"ring32-faults", 32, 64, 60 * time.Second, 100 * time.Millisecond, 5},
-		{"asym-queueing", 4, 12, 30 * time.Second, 100 * time.Millisecond, 0},
-		{"bench1000", 1000, 4000, 60 * time.Second, time.Second, 0},
+		{"quickstart", 4, 12, 10 * time.Second, 100 * time.Millisecond, 0, "", 0},
+		{"mesh8-jitter", 8, 56, 45 * time.Second, 0, 0, scenario.SyncRounds, 10},
+		{"mesh8-consensus", 8, 56, 85 * time.Second, 0, 0, scenario.SyncConsensus, 20},
+		{"ring32-faults", 32, 64, 60 * time.Second, 0, 5, scenario.SyncRounds, 0},
+		{"asym-queueing", 8, 56, 45 * time.Second, 0, 0, scenario.SyncRounds, 10},
+		{"bench1000", 1000, 4000, 60 * time.Second, time.Second, 0, "", 0},
 	}
 	for _, tt := range tests {
 		s, err := Load(tt.name)
@@ -64,26 +71,58 @@ func TestLibraryContents(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(r.Nodes) != tt.nodes || len(r.Edges) != tt.edges || r.Duration != tt.duration ||
-			r.Protocol.Interval != tt.interval || len(r.Faults) != tt.faults || r.Seed != 1 {
+			r.Protocol.Interval != tt.interval || len(r.Faults) != tt.faults || r.Seed != 1 ||
+			r.Protocol.Sync.Mode != tt.mode || r.Protocol.Sync.Rounds != tt.rounds {
 			t.Errorf("%s: %d nodes, %d edges, %v, ping every %v, %d faults, seed %d; want %+v",
 				tt.name, len(r.Nodes), len(r.Edges), r.Duration, r.Protocol.Interval, len(r.Faults), r.Seed, tt)
 		}
 	}
 
-	// asym-queueing: cross traffic on 0->1 but not on 1->0.
-	s, _ := Load("asym-queueing")
-	r, _ := s.Resolve(1)
-	var fwd, rev bool
-	for _, e := range r.Edges {
-		switch {
-		case e.From == 0 && e.To == 1:
-			fwd = e.Link.Cross.Load == 0.7 && e.Link.Rate.BitsPerSecond == 1e9
-		case e.From == 1 && e.To == 0:
-			rev = e.Link.Cross.Kind == ""
+}
+
+// TestSyncScenariosAsIssued pins mesh8-jitter and asym-queueing to the
+// figures the sync-protocol issue gives for them.
+func TestSyncScenariosAsIssued(t *testing.T) {
+	for _, name := range []string{"mesh8-jitter", "mesh8-consensus", "asym-queueing"} {
+		s, err := Load(name)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !fwd || !rev {
-		t.Errorf("asym-queueing: cross traffic on 0->1 %v, none on 1->0 %v; want both true", fwd, rev)
+		r, err := s.Resolve(s.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sy := r.Protocol.Sync
+		if r.Protocol.Kind != scenario.ProtocolSync || sy.Window != 4*time.Second || sy.Cadence != 800*time.Microsecond || sy.Estimator != "svm" {
+			t.Errorf("%s: protocol %+v; want sync, svm, 4s windows, 800us cadence", name, r.Protocol)
+		}
+		for _, n := range r.Nodes {
+			c := n.Clock
+			if c.Offset.Abs() > 50*time.Millisecond || math.Abs(c.PPM) > 200 || c.WanderPPM != 0.01 ||
+				c.WanderStep != time.Second || c.ReadNoise != 50*time.Nanosecond {
+				t.Errorf("%s: node %d clock %+v", name, n.ID, c)
+			}
+		}
+		for _, e := range r.Edges {
+			l := e.Link
+			queued := l.Cross.Kind != ""
+			switch name {
+			case "asym-queueing":
+				ok := l.Delay == 20*time.Microsecond && l.Jitter == 5*time.Microsecond && l.Distribution == netem.Normal &&
+					l.Rate.BitsPerSecond == 1e9 && queued == (e.From < e.To)
+				if queued {
+					ok = ok && l.Cross.Load == 0.7 && l.Cross.PacketSize == 1500
+				}
+				if !ok {
+					t.Errorf("%s: %d->%d link %+v; want 1gbit, 20us, 5us normal, cross traffic only when from < to", name, e.From, e.To, l)
+				}
+			default:
+				if l.Delay != 20*time.Microsecond || l.Jitter != 30*time.Microsecond || l.Distribution != netem.Pareto ||
+					l.Loss.Model != netem.LossRandom || l.Loss.Probability != 0.005 || queued {
+					t.Errorf("%s: %d->%d link %+v; want 20us, 30us pareto, 0.5%% loss", name, e.From, e.To, l)
+				}
+			}
+		}
 	}
 }
 

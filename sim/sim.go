@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"slices"
 	"time"
 
@@ -182,6 +183,28 @@ func (s *Sim) Nodes() int { return len(s.nodes) }
 // HostIdeal returns node i's noise-free host clock reading at the current
 // virtual time: the ground truth against which estimates are measured.
 func (s *Sim) HostIdeal(i world.NodeID) int64 { return s.nodes[i].host.Ideal(s.k.Now()) }
+
+// HostIdealAt returns node i's noise-free host clock reading at true time t,
+// which may lie in the past or the future: the ground truth for error
+// measurement.
+func (s *Sim) HostIdealAt(i world.NodeID, t int64) int64 { return s.nodes[i].host.Ideal(t) }
+
+// HostTrueTime returns the true time at which node i's noise-free host clock
+// reads local, found by Newton steps from the current time. Around a clock
+// step, where a reading occurs twice or never, it returns one of the
+// candidates.
+func (s *Sim) HostTrueTime(i world.NodeID, local int64) int64 {
+	c := s.nodes[i].host
+	t := s.k.Now()
+	for range 8 {
+		d := local - c.Ideal(t)
+		if d == 0 {
+			break
+		}
+		t += int64(math.Round(float64(d) / c.Rate(t)))
+	}
+	return t
+}
 
 // TracerIdeal returns node i's noise-free tracer clock reading now.
 func (s *Sim) TracerIdeal(i world.NodeID) int64 { return s.nodes[i].tracer.Ideal(s.k.Now()) }

@@ -1,0 +1,217 @@
+package graphcalc
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Edge is one fitted probe line src→dst of a round:
+//
+//	C_dst − C_src = Alpha·(C_src − SrcStart) + Beta
+//
+// with C_k node k's clock in ns.
+type Edge struct {
+	// Src and Dst are the node ids at the two ends; Src fitted the line.
+	Src, Dst int
+	// Alpha is the relative rate of Dst against Src (r_dst/r_src − 1);
+	// Beta is C_dst − C_src, in ns, at the instant Src's clock reads SrcStart.
+	Alpha, Beta float64
+	// Sigma is the 1σ uncertainty of Beta (ns), AlphaSigma that of Alpha;
+	// both must be finite and > 0.
+	Sigma, AlphaSigma float64
+	// SrcStart is Src's window start in Src's own clock (ns, may be < 0).
+	SrcStart int64
+}
+
+// Input is one round's measurements.
+type Input struct {
+	// Round is carried into the summary and every error message.
+	Round uint64
+	// Reference is the node whose clock defines global time g.
+	Reference int
+	// Origin is G0, the reference's window start in its own clock (ns).
+	Origin int64
+	// Nodes lists every node expected this round, in any order, without
+	// duplicates; it must include Reference.
+	Nodes []int
+	// Edges are the round's fitted lines, each naming nodes of Nodes.
+	Edges []Edge
+}
+
+// Options tune Solve. The zero value selects every default; negative
+// values other than MaxRejectRounds wrap ErrBadInput.
+type Options struct {
+	// MADThreshold rejects edges whose residual is more than this many
+	// robust σ (1.4826·MAD) from the median residual; 0 means 5.
+	MADThreshold float64
+	// MinRejectSigma additionally requires |residual| > MinRejectSigma·Sigma
+	// of the edge, so a consistent graph (MAD ≈ 0) rejects nothing; 0 means 4.
+	MinRejectSigma float64
+	// MaxRejectRounds bounds the rejection passes; 0 means 3 and a negative
+	// value turns rejection off.
+	MaxRejectRounds int
+	// ExactCovarianceLimit is the number of unknowns (component nodes less
+	// the reference) up to which the covariance diagonal is exact (dense
+	// Cholesky); 0 means 256.
+	ExactCovarianceLimit int
+	// SketchDim is the number of random ±1 projections of the approximate
+	// covariance used above ExactCovarianceLimit; 0 means 32.
+	SketchDim int
+	// Seed seeds the PCG that draws the sketch's projections.
+	Seed uint64
+}
+
+// Model is one node's solved clock: C_i(g) = G0 + U + Rate·(g − G0).
+type Model struct {
+	// Node is the node id.
+	Node int
+	// Origin is G0, the reference's window start (ns).
+	Origin int64
+	// U is C_i(G0) − G0 in ns.
+	U float64
+	// Rate is dC_i/dg.
+	Rate float64
+	// Sigma is the 1σ uncertainty of U (ns).
+	Sigma float64
+	// RateSigma is the 1σ uncertainty of Rate.
+	RateSigma float64
+}
+
+// Global returns the global time g at which the node's clock reads local:
+// G0 + (local − G0 − U)/Rate. It works in absolute float64 ns, so it loses
+// precision for clocks far from zero; OffsetAt does not.
+func (m Model) Global(local float64) float64 {
+	g0 := float64(m.Origin)
+	return g0 + (local-g0-m.U)/m.Rate
+}
+
+// OffsetAt returns local − Global(local): how far the node's clock is ahead
+// of global time when it reads local, in ns. It is computed from local − G0
+// in integers, so it keeps full precision for any clock value, and in the
+// form (U + (local − G0)·(Rate − 1))/Rate, whose terms are all small.
+func (m Model) OffsetAt(local int64) float64 {
+	d := diff(local, m.Origin)
+	return (m.U + d*(m.Rate-1)) / m.Rate
+}
+
+// DriftPPM returns d(C_i − g)/dC_i in ppm, (1 − 1/Rate)·1e6, so that
+//
+//	g = local − OffsetAt(ws) − DriftPPM()·1e-6·(local − ws)
+//
+// holds exactly for every window start ws.
+func (m Model) DriftPPM() float64 {
+	return (m.Rate - 1) / m.Rate * 1e6
+}
+
+// EdgeResult is the fate of one input edge.
+type EdgeResult struct {
+	// Src and Dst repeat the edge's ends.
+	Src, Dst int
+	// Residual is measured minus solved of the offset equation, ns: the
+	// loop inconsistency the edge carries (for a rejected edge, against
+	// the solution without it). It is 0 for edges outside the reference's
+	// component, which are not solved.
+	Residual float64
+	// Normalized is Residual / Sigma.
+	Normalized float64
+	// Rejected reports that outlier rejection dropped the edge.
+	Rejected bool
+}
+
+// RoundSummary is the solution of one round.
+type RoundSummary struct {
+	// Round, Reference and Origin repeat the input's.
+	Round     uint64
+	Reference int
+	Origin    int64
+	// Nodes holds the models of the reference's component, sorted by Node.
+	Nodes []Model
+	// Edges holds one result per input edge, in input order.
+	Edges []EdgeResult
+	// RMSResidual and MaxResidual (of |Residual|) are over kept edges, ns.
+	RMSResidual float64
+	MaxResidual float64
+	// Rejected counts the rejected edges.
+	Rejected int
+	// Passes counts the least-squares solves: 1 + the rejection passes
+	// that rejected something.
+	Passes int
+	// Components are the connected components of the kept edges, each
+	// sorted, the reference's first and then by smallest node; it has one
+	// element when the graph is connected.
+	Components [][]int
+}
+
+// Model returns the model of node, and false when node is not in the
+// reference's component.
+func (s *RoundSummary) Model(node int) (Model, bool) {
+	i := sort.Search(len(s.Nodes), func(i int) bool { return s.Nodes[i].Node >= node })
+	if i < len(s.Nodes) && s.Nodes[i].Node == node {
+		return s.Nodes[i], true
+	}
+	return Model{}, false
+}
+
+var (
+	// ErrBadInput is wrapped by every validation error of Input or Options.
+	ErrBadInput = errors.New("bad input")
+	// ErrNoEdges is wrapped when a round has no edges at all.
+	ErrNoEdges = errors.New("no edges")
+	// ErrNotConverged is wrapped when the iterative solver fails on a
+	// system too large for the dense fallback.
+	ErrNotConverged = errors.New("solver did not converge")
+)
+
+// DisconnectedError reports a probe graph in several pieces. Solve returns
+// it together with the summary of the reference's component.
+type DisconnectedError struct {
+	// Round and Reference repeat the input's.
+	Round     uint64
+	Reference int
+	// Components are as in RoundSummary.Components.
+	Components [][]int
+}
+
+// Error names every component with ranges of consecutive ids, e.g.
+// "graphcalc: round 3: probe graph is disconnected into 3 components:
+// {0-15} (reference 0), {16-30}, {31}".
+func (e *DisconnectedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "graphcalc: round %d: probe graph is disconnected into %d components: ", e.Round, len(e.Components))
+	for k, c := range e.Components {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(formatRanges(c))
+		if k == 0 {
+			fmt.Fprintf(&b, " (reference %d)", e.Reference)
+		}
+	}
+	return b.String()
+}
+
+// formatRanges writes a sorted id list as "{0-3,5,7-9}".
+func formatRanges(ids []int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(ids[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(ids[j]))
+		}
+		i = j + 1
+	}
+	b.WriteByte('}')
+	return b.String()
+}

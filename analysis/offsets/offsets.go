@@ -1,0 +1,150 @@
+// Package offsets reads and writes the results of a run's clock
+// synchronization as JSON Lines: offsets.jsonl, each node's clock model per
+// round, and rounds.jsonl, the master's per-edge view and a line per round.
+//
+// Both files start with a Meta line. Every later line is one record whose
+// "type" says which: "offset" (Offset) in offsets.jsonl, "edge" (Edge) and
+// "round" (Round) in rounds.jsonl. Times are integer nanoseconds.
+//
+// # Writing
+//
+// A Writer appends all records of one round with one Write call on a file
+// opened with O_APPEND, then fsyncs it, so that a crash leaves whole rounds
+// followed at most by a torn final line (one with no trailing newline).
+// OpenAppend resumes such a file: it cuts the torn line off first. A tear
+// that falls exactly on a line boundary inside a round cannot be told from a
+// complete round; in rounds.jsonl, appending a round's edges first and its
+// Round line last makes the Round line the mark that the round is whole.
+//
+// # Reading
+//
+// The readers are strict: the first line must be the Meta of the expected
+// file with schema 1; every line must be one JSON object with a known "type",
+// every field of the record and no other; a value of the wrong kind is an
+// error. Errors are *LineError values that name FILE:LINE and what was
+// expected, e.g.
+//
+//	offsets.jsonl:7: offset_ns: expected a number, got "abc"
+//
+// A final line with no trailing newline, torn by a crash, is ignored and
+// reported in Info.Torn.
+package offsets
+
+import "math"
+
+// Schema is the version of the format this package reads and writes.
+const Schema = 1
+
+// File kinds, the values of Meta.File.
+const (
+	FileOffsets = "offsets"
+	FileRounds  = "rounds"
+)
+
+// Modes, the values of Meta.Mode.
+const (
+	ModeRounds    = "rounds"
+	ModeWindows   = "windows"
+	ModeConsensus = "consensus"
+)
+
+// Model is the value of Meta.Model: how an Offset maps a node's clock to the
+// global one (see Offset.Global).
+const Model = "global_ns = local_ns - offset_ns - drift_ppm*1e-6*(local_ns - window_start_ns)"
+
+// Meta is the first line of both files.
+type Meta struct {
+	Type      string `json:"type"`           // "meta"
+	Schema    int    `json:"schema"`         // Schema
+	File      string `json:"file"`           // FileOffsets or FileRounds
+	RunID     string `json:"run_id"`         // the run's id
+	Units     string `json:"units"`          // "ns"
+	Reference int    `json:"reference_node"` // the node whose clock is global time
+	Estimator string `json:"estimator"`      // the per-edge estimator
+	Mode      string `json:"mode"`           // ModeRounds, ModeWindows or ModeConsensus
+	Model     string `json:"model"`          // Model
+}
+
+// Offset is one node's clock model for one round (type "offset").
+type Offset struct {
+	Type          string  `json:"type"` // "offset"; Append sets it
+	RoundID       uint64  `json:"round_id"`
+	WindowID      uint64  `json:"window_id"`
+	WindowStartNS int64   `json:"window_start_ns"` // node's clock
+	WindowEndNS   int64   `json:"window_end_ns"`   // node's clock
+	NodeID        int     `json:"node_id"`
+	OffsetNS      float64 `json:"offset_ns"` // node clock minus global at window_start_ns
+	DriftPPM      float64 `json:"drift_ppm"` // node clock rate minus global rate, in ppm
+	UncertaintyNS float64 `json:"uncertainty_ns"`
+}
+
+// Global maps local, a reading of the node's clock, to global time by
+// Model: local − OffsetNS − DriftPPM·1e-6·(local − WindowStartNS). The
+// difference local − WindowStartNS is taken in integers and the result
+// rounded once, as far as float64 allows, so that the answer stays within
+// about half a unit in the last place even for local ≈ 1e18.
+func (o Offset) Global(local int64) float64 {
+	d, ok := sub(local, o.WindowStartNS)
+	df := float64(d)
+	if !ok {
+		df = float64(local) - float64(o.WindowStartNS)
+	}
+	corr := o.OffsetNS + o.DriftPPM*1e-6*df
+	if math.Abs(corr) < 1<<62 {
+		ci := math.Round(corr)
+		frac := corr - ci // exact: corr and ci are within 0.5
+		if r, ok := sub(local, int64(ci)); ok {
+			hi := float64(r)
+			if math.Abs(hi) < 1<<62 {
+				lo := r - int64(hi) // exact, |lo| ≤ half a unit of hi
+				return hi + (float64(lo) - frac)
+			}
+		}
+	}
+	return float64(local) - corr
+}
+
+// sub returns a − b and whether it did not overflow.
+func sub(a, b int64) (int64, bool) {
+	d := a - b
+	return d, (b >= 0) == (d <= a)
+}
+
+// Edge is one directed edge in one round (type "edge"), in rounds.jsonl.
+type Edge struct {
+	Type         string   `json:"type"` // "edge"; Append sets it
+	RoundID      uint64   `json:"round_id"`
+	WindowID     uint64   `json:"window_id"`
+	Src          int      `json:"src"`
+	Dst          int      `json:"dst"`
+	Alpha        float64  `json:"alpha"`                   // fitted drift of the edge
+	Beta         float64  `json:"beta_ns"`                 // fitted offset of the edge
+	Sigma        float64  `json:"sigma_ns"`                // the fit's uncertainty
+	PairsCount   int      `json:"pairs_count"`             // pairs the fit used
+	LostCount    int      `json:"lost_count"`              // probes lost in the window
+	Residual     *float64 `json:"residual_ns,omitempty"`   // nil when the solver did not use the edge
+	Rejected     bool     `json:"rejected,omitempty"`      // the solver rejected the edge as an outlier
+	Insufficient bool     `json:"insufficient,omitempty"`  // too few probes to fit
+	StepDetected bool     `json:"step_detected,omitempty"` // a clock step inside the window
+}
+
+// Round is the per-round line (type "round"), in rounds.jsonl.
+type Round struct {
+	Type           string  `json:"type"` // "round"; Append sets it
+	RoundID        uint64  `json:"round_id"`
+	WindowID       uint64  `json:"window_id"`
+	SequenceNumber uint64  `json:"sequence_number"`
+	Reported       []int   `json:"reported"`        // nodes whose reports arrived; Append writes nil as []
+	Missing        []int   `json:"missing"`         // nodes whose reports did not; Append writes nil as []
+	Solved         int     `json:"solved_nodes"`    // nodes the solver gave a model
+	Error          string  `json:"error,omitempty"` // why the round failed, e.g. a disconnected graph
+	RMSResidualNS  float64 `json:"rms_residual_ns"`
+	MaxResidualNS  float64 `json:"max_residual_ns"`
+	Rejected       int     `json:"rejected_edges"`
+	WindowNS       int64   `json:"window_ns"`
+	GatherWaitNS   int64   `json:"gather_wait_ns"`
+	EndToStartNS   int64   `json:"end_to_start_ns"`
+	SequenceSkewNS int64   `json:"sequence_skew_ns"`
+	Retries        int     `json:"retries"`
+	MessageBytes   int     `json:"message_bytes"`
+}

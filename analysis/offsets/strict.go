@@ -1,0 +1,226 @@
+package offsets
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// LineError is an error at one line of a file: what was expected there.
+type LineError struct {
+	File string // the name the reader was given
+	Line int    // 1-based
+	Msg  string // e.g. `offset_ns: expected a number, got "abc"`
+}
+
+// Error returns "FILE:LINE: MSG".
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// nonNegative names the integer fields that may not be negative.
+var nonNegative = map[string]bool{
+	"reference_node": true, "node_id": true, "src": true, "dst": true,
+	"pairs_count": true, "lost_count": true, "solved_nodes": true,
+	"rejected_edges": true, "retries": true, "message_bytes": true,
+}
+
+// fieldSpec is one JSON field of a record.
+type fieldSpec struct {
+	name     string
+	index    int
+	optional bool   // omitempty: may be absent
+	want     string // what a value must be, for messages
+}
+
+// recordSpec is the JSON shape of one record type.
+type recordSpec struct {
+	typ    reflect.Type
+	fields []fieldSpec
+	byName map[string]int
+}
+
+func specOf(v any) *recordSpec {
+	t := reflect.TypeOf(v)
+	s := &recordSpec{typ: t, byName: map[string]int{}}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		fs := fieldSpec{name: name, index: i, optional: opts == "omitempty"}
+		switch k := f.Type.Kind(); {
+		case k == reflect.Int || k == reflect.Int64:
+			fs.want = "an integer"
+			if nonNegative[name] {
+				fs.want = "a non-negative integer"
+			}
+		case k == reflect.Uint64:
+			fs.want = "a non-negative integer"
+		case k == reflect.Float64 || k == reflect.Pointer:
+			fs.want = "a number"
+		case k == reflect.String:
+			fs.want = "a string"
+		case k == reflect.Bool:
+			fs.want = "true or false"
+		case k == reflect.Slice:
+			fs.want = "an array of integers"
+		default:
+			panic("offsets: no JSON kind for " + f.Type.String())
+		}
+		s.byName[name] = len(s.fields)
+		s.fields = append(s.fields, fs)
+	}
+	return s
+}
+
+var (
+	metaSpec   = specOf(Meta{})
+	offsetSpec = specOf(Offset{})
+	edgeSpec   = specOf(Edge{})
+	roundSpec  = specOf(Round{})
+)
+
+// member is one name and value of a JSON object, in the order of the line.
+type member struct {
+	name string
+	raw  json.RawMessage
+}
+
+// splitObject parses line as one JSON object.
+func splitObject(line []byte) ([]member, error) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil, errors.New("expected a JSON object, got an empty line")
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("expected a JSON object, got %s", snippet(line))
+	}
+	var ms []member
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, syntaxError(err, dec)
+		}
+		name := tok.(string) // a key inside an object is a string
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, syntaxError(err, dec)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("duplicate field %q", name)
+		}
+		seen[name] = true
+		ms = append(ms, member{name, raw})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, syntaxError(err, dec)
+	}
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		rest := line[end:]
+		col := end + int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r"))) + 1
+		return nil, fmt.Errorf("unexpected data after the JSON object at column %d", col)
+	}
+	return ms, nil
+}
+
+func syntaxError(err error, dec *json.Decoder) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return errors.New("invalid JSON: the object is not closed")
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("invalid JSON at column %d: %v", se.Offset, se)
+	}
+	return fmt.Errorf("invalid JSON near column %d: %v", dec.InputOffset()+1, err)
+}
+
+// snippet quotes a value for a message, shortened when long.
+func snippet(raw []byte) string {
+	s := string(bytes.TrimSpace(raw))
+	if r := []rune(s); len(r) > 40 {
+		s = string(r[:40]) + "…"
+	}
+	return s
+}
+
+// decodeRecord decodes one line whose "type" must be one of the keys of
+// specs, and returns a pointer to the record.
+func decodeRecord(line []byte, specs map[string]*recordSpec, expected string) (any, error) {
+	ms, err := splitObject(line)
+	if err != nil {
+		return nil, err
+	}
+	var spec *recordSpec
+	typ := ""
+	for _, m := range ms {
+		if m.name == "type" {
+			if err := json.Unmarshal(m.raw, &typ); err != nil || string(m.raw) == "null" {
+				return nil, fmt.Errorf("type: expected %s, got %s", expected, snippet(m.raw))
+			}
+			if spec = specs[typ]; spec == nil {
+				return nil, fmt.Errorf("type: expected %s, got %s", expected, snippet(m.raw))
+			}
+		}
+	}
+	if spec == nil {
+		return nil, errors.New(`missing field "type"`)
+	}
+	v := reflect.New(spec.typ)
+	present := make([]bool, len(spec.fields))
+	for _, m := range ms {
+		i, ok := spec.byName[m.name]
+		if !ok {
+			return nil, fmt.Errorf("unknown field %q for type %q", m.name, typ)
+		}
+		f := spec.fields[i]
+		present[i] = true
+		fv := v.Elem().Field(f.index)
+		isNull := string(m.raw) == "null"
+		if isNull && fv.Kind() != reflect.Pointer ||
+			json.Unmarshal(m.raw, fv.Addr().Interface()) != nil ||
+			fv.CanInt() && fv.Int() < 0 && nonNegative[f.name] {
+			return nil, fmt.Errorf("%s: expected %s, got %s", f.name, f.want, snippet(m.raw))
+		}
+	}
+	var missing []string
+	for i, f := range spec.fields {
+		if !present[i] && !f.optional {
+			missing = append(missing, fmt.Sprintf("%q", f.name))
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return v.Interface(), nil
+	case 1:
+		return nil, fmt.Errorf("missing field %s", missing[0])
+	}
+	return nil, fmt.Errorf("missing fields %s", strings.Join(missing, ", "))
+}
+
+// checkMeta says what is wrong with m for a file of kind file ("" for either
+// kind), or "".
+func checkMeta(m Meta, file string) string {
+	quote := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	switch {
+	case m.Type != "meta":
+		return fmt.Sprintf(`type: expected "meta", got %s`, quote(m.Type))
+	case m.Schema != Schema:
+		return fmt.Sprintf("schema: expected %d, got %d", Schema, m.Schema)
+	case file != "" && m.File != file:
+		return fmt.Sprintf("file: expected %s, got %s", quote(file), quote(m.File))
+	case m.File != FileOffsets && m.File != FileRounds:
+		return fmt.Sprintf(`file: expected "offsets" or "rounds", got %s`, quote(m.File))
+	case m.Units != "ns":
+		return fmt.Sprintf(`units: expected "ns", got %s`, quote(m.Units))
+	case m.Reference < 0:
+		return fmt.Sprintf("reference_node: expected a non-negative integer, got %d", m.Reference)
+	case m.Mode != ModeRounds && m.Mode != ModeWindows && m.Mode != ModeConsensus:
+		return fmt.Sprintf(`mode: expected "rounds", "windows" or "consensus", got %s`, quote(m.Mode))
+	case m.Model != Model:
+		return fmt.Sprintf("model: expected %s, got %s", quote(Model), quote(m.Model))
+	}
+	return ""
+}

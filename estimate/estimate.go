@@ -1,0 +1,232 @@
+package estimate
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Kind names an estimator.
+type Kind string
+
+const (
+	// Regression is ordinary least squares through the midpoint offsets of
+	// every used probe: the ChronoSync/Firefly baseline. It is the mean-based
+	// estimator, so one-sided queueing biases it by half the mean extra delay.
+	Regression Kind = "regression"
+	// MinFilter keeps, in each of 8 equal time segments of the window, the
+	// probes whose round-trip delay is within the lowest 5% of that
+	// segment (NTP/chrony-style minimum-delay selection), then fits a least
+	// squares line through their midpoints.
+	MinFilter Kind = "minfilter"
+	// SVM is the Huygens-style maximum-margin line between the forward points
+	// (which lie above the true line) and the reverse points (below it),
+	// solved exactly through the convex hulls of the two point sets.
+	SVM Kind = "svm"
+)
+
+// Kinds returns every estimator kind: regression, minfilter, svm, in that
+// order. The slice is fresh; the caller may modify it.
+func Kinds() []Kind { return []Kind{Regression, MinFilter, SVM} }
+
+// ParseKind parses an estimator name as written by Kind's string value.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range Kinds() {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("estimate: unknown estimator %q (valid: %s)", s, kindNames())
+}
+
+func kindNames() string {
+	names := make([]string, 0, 3)
+	for _, k := range Kinds() {
+		names = append(names, string(k))
+	}
+	return strings.Join(names, ", ")
+}
+
+// Purity selects how coded-probe purity filters the pairs; see Options.
+type Purity string
+
+const (
+	// PurityAuto uses only the pure pairs when there are at least
+	// max(MinPairs, ⌈25% of the usable pairs⌉) of them, otherwise every
+	// usable pair.
+	PurityAuto Purity = "auto"
+	// PurityOn uses only the pure pairs.
+	PurityOn Purity = "on"
+	// PurityOff uses every usable pair.
+	PurityOff Purity = "off"
+)
+
+// Defaults applied to zero Options fields.
+const (
+	defaultPureThreshold = time.Microsecond
+	defaultMinPairs      = 10
+	defaultStepThreshold = time.Millisecond
+)
+
+// Options configures Estimate. The zero value of every field but Kind selects
+// its default.
+type Options struct {
+	// Kind selects the estimator.
+	Kind Kind
+	// Origin is the x origin in src's clock, normally the window start: the
+	// fitted line is y = Alpha·(x−Origin) + Beta.
+	Origin int64
+	// Purity selects pure pairs ("" means auto). A pair is pure when the
+	// spacing of its two probes was preserved in both directions to within
+	// PureThreshold: |(T2b−T2a) − (T1b−T1a)| ≤ PureThreshold and
+	// |(T4b−T4a) − (T3b−T3a)| ≤ PureThreshold.
+	Purity Purity
+	// PureThreshold is the purity tolerance; 0 means 1µs.
+	PureThreshold time.Duration
+	// MinPairs is the fewest usable pairs a fit needs; 0 means 10. It must
+	// be at least 2.
+	MinPairs int
+	// StepThreshold is the smallest midpoint offset jump treated as a clock
+	// step; 0 means 1ms, negative disables step detection.
+	StepThreshold time.Duration
+}
+
+// Fit is the fitted model of one edge over one window: the dst clock minus
+// the src clock, as a function of the src clock x, is
+// y = Alpha·(x−Origin) + Beta.
+type Fit struct {
+	// Kind is the estimator that produced the fit.
+	Kind Kind
+	// Alpha is the drift (dimensionless, 1e-6 = 1 ppm); Beta is the offset
+	// at Origin in ns.
+	Alpha, Beta float64
+	// Sigma is the 1σ uncertainty of Beta in ns; always > 0.
+	Sigma float64
+	// AlphaSigma is the 1σ uncertainty of Alpha; always > 0.
+	AlphaSigma float64
+	// Pairs counts the complete pairs (both probes present) considered,
+	// after step handling.
+	Pairs int
+	// Pure counts the pure pairs among Pairs.
+	Pure int
+	// Used counts the probes the estimator actually used: every probe of the
+	// selected pairs for regression and svm (each probe gives svm a forward
+	// and a reverse point), the kept minimum-delay probes for minfilter.
+	Used int
+	// Step reports that a clock step was detected inside the window.
+	Step bool
+	// StepAt is the src-clock x (T1) of the first probe of the first pair
+	// sent wholly after the last step: only pairs from there on were used.
+	// 0 when Step is false.
+	StepAt int64
+	// Margin is, for svm only, the half-width in ns of the separating
+	// corridor; negative when the forward and reverse point sets overlap.
+	Margin float64
+}
+
+// ErrInsufficient reports that too few usable probe pairs were left for a
+// fit. Errors returned by Estimate wrap it and say how many pairs there were
+// and how many are needed.
+var ErrInsufficient = errors.New("estimate: insufficient probe pairs")
+
+// config is Options with defaults applied.
+type config struct {
+	kind     Kind
+	origin   int64
+	purity   Purity
+	pureTh   int64
+	minPairs int
+	stepTh   int64 // < 0: disabled
+}
+
+func (o Options) config() (config, error) {
+	c := config{kind: o.Kind, origin: o.Origin, purity: o.Purity,
+		pureTh: int64(o.PureThreshold), minPairs: o.MinPairs, stepTh: int64(o.StepThreshold)}
+	if _, err := ParseKind(string(c.kind)); err != nil {
+		return c, err
+	}
+	switch c.purity {
+	case "":
+		c.purity = PurityAuto
+	case PurityAuto, PurityOn, PurityOff:
+	default:
+		return c, fmt.Errorf("estimate: unknown purity %q (valid: auto, on, off)", o.Purity)
+	}
+	switch {
+	case c.pureTh == 0:
+		c.pureTh = int64(defaultPureThreshold)
+	case c.pureTh < 0:
+		return c, fmt.Errorf("estimate: negative PureThreshold %v", o.PureThreshold)
+	}
+	switch {
+	case c.minPairs == 0:
+		c.minPairs = defaultMinPairs
+	case c.minPairs < 2:
+		return c, fmt.Errorf("estimate: MinPairs %d is below 2", o.MinPairs)
+	}
+	if c.stepTh == 0 {
+		c.stepTh = int64(defaultStepThreshold)
+	}
+	return c, nil
+}
+
+// Estimate fits the probes of one window, given in send order (lost probes
+// are simply absent). Only complete pairs are used. Step detection runs
+// first (only probes after the last detected step are kept), then purity
+// selection, then the estimator named by o.Kind. Fewer than MinPairs pairs
+// left returns an error wrapping ErrInsufficient.
+func Estimate(probes []Probe, o Options) (Fit, error) {
+	c, err := o.config()
+	if err != nil {
+		return Fit{}, err
+	}
+	pairs := completePairs(probes)
+	fit := Fit{Kind: c.kind}
+	if len(pairs) < c.minPairs {
+		return Fit{}, fmt.Errorf("%w: %d complete pairs, need %d", ErrInsufficient, len(pairs), c.minPairs)
+	}
+	all := buildSamples(probes, pairs, c.origin)
+	cut := 0
+	if c.stepTh >= 0 {
+		cut, fit.Step = detectStep(all, pairs, float64(c.stepTh))
+		if fit.Step {
+			if cut == len(pairs) {
+				return Fit{}, fmt.Errorf("%w: 0 complete pairs after a clock step, need %d", ErrInsufficient, c.minPairs)
+			}
+			fit.StepAt = probes[pairs[cut].first()].T1
+		}
+	}
+	kept := pairs[cut:]
+	fit.Pairs = len(kept)
+	pure := markPure(probes, kept, c.pureTh)
+	fit.Pure = countTrue(pure)
+	usePure, err := selectPure(len(kept), fit.Pure, c)
+	if err != nil {
+		if fit.Step {
+			return Fit{}, fmt.Errorf("%w (after a clock step at src %d)", err, fit.StepAt)
+		}
+		return Fit{}, err
+	}
+	s := all
+	if cut > 0 || usePure {
+		s = make([]sample, 0, len(all))
+		for i := range all {
+			if k := int(all[i].pair) - cut; k >= 0 && (!usePure || pure[k]) {
+				s = append(s, all[i])
+			}
+		}
+	}
+	switch c.kind {
+	case Regression:
+		err = fitRegression(s, len(pairs), &fit)
+	case MinFilter:
+		err = fitMinFilter(s, len(pairs), &fit)
+	case SVM:
+		err = fitSVM(s, &fit)
+	}
+	if err != nil {
+		return Fit{}, fmt.Errorf("estimate: %s: %w", c.kind, err)
+	}
+	return fit, nil
+}

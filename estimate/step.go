@@ -1,0 +1,123 @@
+package estimate
+
+import (
+	"math"
+	"slices"
+	"sort"
+)
+
+// Step detection. An NTP-like phase jump of either clock inside the window
+// moves every later midpoint offset by the jump (a src step also moves x, so
+// the walk is in send order, not x order). The walk looks at the
+// drift-corrected midpoint offsets z of every probe of every complete pair
+// and flags a candidate wherever z differs by more than the threshold from
+// one of the stepLookBack preceding probes (looking further back than one
+// probe catches a step that falls while probes are in flight: they see part
+// of it). A candidate is a step only when it persists and the round-trip
+// delay does not share it: the median z of the next stepWindow probes (at
+// least stepMinAfter of them) differs from the median z of the previous
+// stepWindow probes (since the last step) by more than the threshold, and
+// the median round-trip delay moved by less than half as much. One-sided
+// queueing that lifts z by q/2 lifts the round-trip delay by q, so it is
+// never taken for a step; spikes shorter than half the window are outvoted
+// by the medians. After the last step, up to stepClean probes in flight
+// across it are skipped: those whose z or round-trip delay is off the
+// post-step medians by more than half the threshold (a src step puts the
+// whole jump into the round-trip delay of a probe it falls inside). Only the
+// pairs sent wholly from there on are kept.
+const (
+	stepWindow   = 16
+	stepMinAfter = 4
+	stepLookBack = 3
+	stepClean    = 4
+)
+
+// detectStep returns the index into pairs of the first pair after the last
+// detected step, and whether there was one. s holds every probe of every
+// pair, in send order.
+func detectStep(s []sample, pairs []pair, th float64) (int, bool) {
+	n := len(s)
+	if n < 3 {
+		return 0, false
+	}
+	drift := robustDrift(s)
+	z := func(i int) float64 { return s[i].midY() - drift*s[i].midX() }
+	rtt := func(i int) float64 { return float64(s[i].rtt()) }
+	last, step := 0, false
+	var prev [stepLookBack]float64 // z of the probes before i, newest first
+	prev[0] = z(0)
+	for i := 1; i < n; i++ {
+		zi := z(i)
+		jump := 0.0
+		for j := range min(i-last, stepLookBack) {
+			jump = max(jump, math.Abs(zi-prev[j]))
+		}
+		copy(prev[1:], prev[:stepLookBack-1])
+		prev[0] = zi
+		if jump <= th || n-i < stepMinAfter {
+			continue
+		}
+		lo, hi := max(last, i-stepWindow), min(n, i+stepWindow)
+		dz := medianOf(z, i, hi) - medianOf(z, lo, i)
+		drtt := medianOf(rtt, i, hi) - medianOf(rtt, lo, i)
+		if math.Abs(dz) > th && math.Abs(drtt) < math.Abs(dz)/2 {
+			last, step = i, true
+		}
+	}
+	if !step {
+		return 0, false
+	}
+	hi := min(n, last+stepWindow)
+	postZ, postR := medianOf(z, last, hi), medianOf(rtt, last, hi)
+	for k := last; k < min(n-1, last+stepClean); k++ {
+		if math.Abs(z(k)-postZ) <= th/2 && math.Abs(rtt(k)-postR) <= th/2 {
+			break
+		}
+		last = k + 1
+	}
+	at := s[last].idx
+	cut := sort.Search(len(pairs), func(k int) bool { return pairs[k].first() >= at })
+	return cut, true
+}
+
+// medianOf returns the median of f(i) for i in [lo, hi), at most
+// stepWindow values.
+func medianOf(f func(int) float64, lo, hi int) float64 {
+	var buf [stepWindow]float64
+	v := buf[:0]
+	for i := lo; i < hi; i++ {
+		v = append(v, f(i))
+	}
+	return median(v)
+}
+
+// robustDrift estimates the drift as the median slope of the midpoints
+// between probes a fixed number of places apart (an eighth of the window),
+// which a step straddled by fewer than an eighth of those spans cannot
+// move. At most about 256 spans are sampled.
+func robustDrift(s []sample) float64 {
+	n := len(s)
+	gap := max(1, n/8)
+	stride := max(1, (n-gap)/256)
+	slopes := make([]float64, 0, 257)
+	for i := 0; i+gap < n; i += stride {
+		a, b := &s[i], &s[i+gap]
+		if dx := b.midX() - a.midX(); dx > 0 {
+			slopes = append(slopes, (b.midY()-a.midY())/dx)
+		}
+	}
+	if len(slopes) == 0 {
+		return 0
+	}
+	return max(-1e-2, min(1e-2, median(slopes)))
+}
+
+// median returns the median of v (len(v) > 0), sorting v.
+func median(v []float64) float64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}

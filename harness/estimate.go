@@ -1,0 +1,165 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/chronosync/chronosync/analysis/groundtruth"
+	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/analysis/stats"
+	"github.com/chronosync/chronosync/estimate"
+	"github.com/chronosync/chronosync/probe/probelog"
+	"github.com/chronosync/chronosync/rounds"
+	"github.com/chronosync/chronosync/scenario"
+)
+
+// EstimateOptions configure [Estimate].
+type EstimateOptions struct {
+	// Estimators to run; empty runs every estimator.
+	Estimators []estimate.Kind
+	// Out is where each estimator's offsets and rounds files go; empty
+	// means RUN_DIR/estimates. NoWrite writes nothing.
+	Out     string
+	NoWrite bool
+}
+
+// EstimateResult is one estimator's outcome over a run's probe stream.
+type EstimateResult struct {
+	Estimator string
+	Rounds    int // rounds in the probe stream
+	Solved    int // rounds GraphCalc solved (fully or for the reference's component)
+	// Accuracy against truth.jsonl; nil when the run has no ground truth
+	// (a real run).
+	Accuracy *groundtruth.Accuracy
+	// GraphCalc is the wall time of each round's solve, ns.
+	GraphCalc stats.Summary
+	Files     []string // files written
+	offsets   []offsets.Offset
+}
+
+// Estimate re-runs estimators and GraphCalc offline over the probe stream a
+// run recorded (probes.bin), with the protocol settings of its
+// scenario.yaml, and measures them against truth.jsonl when the run has one.
+func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
+	sc, err := scenario.Load(filepath.Join(dir, FileScenario))
+	if err != nil {
+		return nil, err
+	}
+	if sc.Protocol.Kind != scenario.ProtocolSync {
+		return nil, fmt.Errorf("estimate %s: the run's protocol is %q, not sync: it recorded no probes", dir, sc.Protocol.Kind)
+	}
+	res, err := sc.Resolve(sc.Seed)
+	if err != nil {
+		return nil, err
+	}
+	cfg := syncConfig(sc, res)
+	blocks, meta, err := readProbes(filepath.Join(dir, FileProbes))
+	if err != nil {
+		return nil, fmt.Errorf("estimate %s: %w", dir, err)
+	}
+	var truth []groundtruth.Window
+	if _, w, err := groundtruth.Read(filepath.Join(dir, FileTruth)); err == nil {
+		truth = w
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("estimate %s: %w", dir, err)
+	}
+	kinds := o.Estimators
+	if len(kinds) == 0 {
+		kinds = estimate.Kinds()
+	}
+	out := o.Out
+	if out == "" {
+		out = filepath.Join(dir, "estimates")
+	}
+	var results []EstimateResult
+	for _, k := range kinds {
+		r := estimateOne(blocks, cfg, k, truth, uint64(sc.Protocol.Sync.ConvergedFrom))
+		if !o.NoWrite {
+			files, err := writeEstimate(out, meta.RunID, cfg, k, r)
+			if err != nil {
+				return nil, err
+			}
+			r.Files = files
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+// estimateOne runs one estimator over the blocks.
+func estimateOne(blocks []probelog.Block, cfg rounds.Config, k estimate.Kind, truth []groundtruth.Window, from uint64) EstimateResult {
+	eo := cfg.Estimate
+	eo.Kind = k
+	nodes := make([]int, len(cfg.Nodes))
+	for i, n := range cfg.Nodes {
+		nodes[i] = int(n)
+	}
+	r := EstimateResult{Estimator: string(k)}
+	var times []float64
+	rs := rounds.Reports(blocks, eo)
+	r.Rounds = len(rs)
+	for i := range rs {
+		start := time.Now()
+		rs[i].Solve(nodes, int(cfg.Reference), cfg.GraphCalc)
+		times = append(times, float64(time.Since(start)))
+		if rs[i].Summary != nil {
+			r.Solved++
+		}
+		r.offsets = append(r.offsets, rs[i].Offsets...)
+	}
+	r.GraphCalc = stats.Summarize(times)
+	if truth != nil {
+		acc := groundtruth.Evaluate(r.offsets, truth, int(cfg.Reference), from)
+		r.Accuracy = &acc
+	}
+	return r
+}
+
+func writeEstimate(dir, runID string, cfg rounds.Config, k estimate.Kind, r EstimateResult) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	meta := offsetsMeta(offsets.Meta{RunID: runID, Reference: int(cfg.Reference), Estimator: string(k), Mode: string(cfg.Mode)}, "offsets")
+	path := filepath.Join(dir, string(k)+"."+FileOffsets)
+	w, err := offsets.Create(path, meta)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]any, len(r.offsets))
+	for i, o := range r.offsets {
+		recs[i] = o
+	}
+	if err := w.Append(recs...); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return []string{path}, w.Close()
+}
+
+// readProbes reads a whole probe stream.
+func readProbes(path string) ([]probelog.Block, probelog.Meta, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, probelog.Meta{}, err
+	}
+	defer f.Close()
+	r, err := probelog.NewReader(f)
+	if err != nil {
+		return nil, probelog.Meta{}, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []probelog.Block
+	for {
+		b, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out, r.Meta(), nil
+		}
+		if err != nil {
+			return out, r.Meta(), fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, *b)
+	}
+}

@@ -1,0 +1,220 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/chronosync/chronosync/analysis/graphcalc"
+	"github.com/chronosync/chronosync/analysis/groundtruth"
+	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/estimate"
+	"github.com/chronosync/chronosync/probe/probelog"
+	"github.com/chronosync/chronosync/rounds"
+	"github.com/chronosync/chronosync/rounds/syncpb"
+	"github.com/chronosync/chronosync/scenario"
+	"github.com/chronosync/chronosync/sim"
+	"github.com/chronosync/chronosync/world"
+)
+
+// Files a sync run writes.
+const (
+	FileOffsets = "offsets.jsonl"
+	FileRounds  = "rounds.jsonl"
+	FileProbes  = "probes.bin"
+	FileTruth   = "truth.jsonl"
+)
+
+// syncConfig turns a scenario's sync section into the protocol's
+// configuration.
+func syncConfig(sc *scenario.Scenario, r *scenario.Resolved) rounds.Config {
+	s := sc.Protocol.Sync
+	cfg := rounds.Config{
+		Mode: rounds.Mode(s.Mode),
+		Estimate: estimate.Options{
+			Kind:          estimate.Kind(s.Estimator),
+			Purity:        estimate.Purity(s.Purity),
+			PureThreshold: s.PureThreshold,
+			MinPairs:      s.MinPairs,
+			StepThreshold: s.StepThreshold,
+		},
+		Cadence: s.Cadence, Window: s.Window, WindowMin: s.WindowMin, WindowMax: s.WindowMax,
+		Rounds: s.Rounds, Master: world.NodeID(s.Master), Reference: world.NodeID(s.Reference),
+		GatherDeadline: s.GatherDeadline, Heartbeat: s.Heartbeat, ConsensusGain: s.ConsensusGain,
+		GraphCalc: graphcalc.Options{Seed: sc.Seed},
+	}
+	seen := make([]bool, len(r.Nodes))
+	out := make([]bool, len(r.Nodes))
+	for _, e := range r.Edges {
+		seen[e.From], seen[e.To], out[e.From] = true, true, true
+	}
+	for i := range r.Nodes {
+		if seen[i] {
+			cfg.Nodes = append(cfg.Nodes, world.NodeID(i))
+		}
+		if out[i] {
+			cfg.Participants = append(cfg.Participants, world.NodeID(i))
+		}
+	}
+	if !slices.Contains(cfg.Nodes, cfg.Reference) {
+		cfg.Nodes = append(cfg.Nodes, cfg.Reference)
+		slices.Sort(cfg.Nodes)
+	}
+	return cfg
+}
+
+// syncProtocol runs the sync protocol in the simulator and records its
+// outputs, its probe stream and the ground truth in the run directory.
+type syncProtocol struct {
+	cfg   rounds.Config
+	sc    *scenario.Scenario
+	runID string
+	w     *sim.Sim
+	dir   string
+	boots []uint64
+	err   error // the first recording error
+
+	probeFile *os.File
+	probes    *probelog.Writer
+	offs      *offsets.Writer
+	rnds      *offsets.Writer
+	truthFile *os.File
+	truth     *groundtruth.Writer
+
+	online  []offsets.Offset
+	windows []groundtruth.Window
+	reports []roundFigures
+	// graphcalc holds the offline estimates with their GraphCalc wall
+	// times, which vary between runs and so stay out of summary.json.
+	graphcalc []EstimateResult
+}
+
+type roundFigures struct {
+	figures rounds.Figures
+	missing []int
+	err     string
+}
+
+func newSyncProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*syncProtocol, error) {
+	cfg := syncConfig(sc, r)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	return &syncProtocol{cfg: cfg, sc: sc, runID: fmt.Sprintf("%s-seed%d", sc.Name, sc.Seed), boots: make([]uint64, len(r.Nodes))}, nil
+}
+
+func (p *syncProtocol) program(id world.NodeID) world.Program {
+	p.boots[id]++
+	return rounds.New(p.cfg, p.boots[id], p)
+}
+
+func (p *syncProtocol) artifacts() []Artifact {
+	return []Artifact{
+		{FileOffsets, "per node per round clock model (offset, drift, uncertainty)"},
+		{FileRounds, "the master's per-edge view and round figures"},
+		{FileProbes, "the probe stream: every answered probe's four timestamps, per edge and window"},
+		{FileTruth, "ground truth of every node window, for error measurement"},
+	}
+}
+
+func (p *syncProtocol) attach(w *sim.Sim, dir string) error {
+	p.w, p.dir = w, dir
+	var err error
+	if p.probeFile, err = os.Create(filepath.Join(dir, FileProbes)); err != nil {
+		return err
+	}
+	if p.probes, err = probelog.NewWriter(p.probeFile, probelog.Meta{Schema: 1, RunID: p.runID, Nodes: w.Nodes(), Units: "ns", Source: "sim"}); err != nil {
+		return err
+	}
+	meta := offsets.Meta{RunID: p.runID, Reference: int(p.cfg.Reference), Estimator: string(p.cfg.Estimate.Kind), Mode: string(p.cfg.Mode)}
+	if p.offs, err = offsets.Create(filepath.Join(dir, FileOffsets), offsetsMeta(meta, "offsets")); err != nil {
+		return err
+	}
+	if p.rnds, err = offsets.Create(filepath.Join(dir, FileRounds), offsetsMeta(meta, "rounds")); err != nil {
+		return err
+	}
+	if p.truthFile, err = os.Create(filepath.Join(dir, FileTruth)); err != nil {
+		return err
+	}
+	p.truth, err = groundtruth.NewWriter(p.truthFile, groundtruth.Meta{RunID: p.runID, Reference: int(p.cfg.Reference)})
+	return err
+}
+
+func offsetsMeta(m offsets.Meta, file string) offsets.Meta {
+	m.Type, m.Schema, m.File, m.Units = "meta", 1, file, "ns"
+	m.Model = "global_ns = local_ns - offset_ns - drift_ppm*1e-6*(local_ns - window_start_ns)"
+	return m
+}
+
+func (p *syncProtocol) fail(err error) {
+	if err != nil && p.err == nil {
+		p.err = err
+	}
+}
+
+// Window implements [rounds.Observer]: it appends the window's probes and
+// records the window's truth.
+func (p *syncProtocol) Window(node world.NodeID, blocks []probelog.Block, data *syncpb.NodeWindowData) {
+	for i := range blocks {
+		p.fail(p.probes.Write(&blocks[i]))
+	}
+	ref := p.cfg.Reference
+	tw := groundtruth.Window{Round: data.RoundId, Node: int(node), Start: data.WindowStartNs, End: data.WindowEndNs}
+	for _, local := range []int64{data.WindowStartNs, data.WindowStartNs + (data.WindowEndNs-data.WindowStartNs)/2, data.WindowEndNs} {
+		t := p.w.HostTrueTime(node, local)
+		tw.Points = append(tw.Points, groundtruth.Point{Local: p.w.HostIdealAt(node, t), Ref: p.w.HostIdealAt(ref, t)})
+	}
+	p.windows = append(p.windows, tw)
+	p.fail(p.truth.Write(tw))
+}
+
+// Round implements [rounds.Observer]: it appends the round to offsets.jsonl
+// and rounds.jsonl.
+func (p *syncProtocol) Round(r *rounds.RoundReport) {
+	p.online = append(p.online, r.Offsets...)
+	recs := make([]any, 0, len(r.Offsets))
+	for _, o := range r.Offsets {
+		recs = append(recs, o)
+	}
+	p.fail(p.offs.Append(recs...))
+	line := offsets.Round{
+		Type: "round", RoundID: r.Round, WindowID: r.Window, SequenceNumber: r.Sequence,
+		Missing: r.Missing, WindowNS: int64(r.Figures.Window), GatherWaitNS: int64(r.Figures.GatherWait),
+		EndToStartNS: int64(r.Figures.EndToStart), SequenceSkewNS: int64(r.Figures.SequenceSkew),
+		Retries: r.Figures.Retries, MessageBytes: r.Figures.MessageBytes,
+	}
+	for _, d := range r.Nodes {
+		line.Reported = append(line.Reported, int(d.NodeId))
+	}
+	if r.Summary != nil {
+		line.Solved, line.RMSResidualNS, line.MaxResidualNS, line.Rejected = len(r.Summary.Nodes), r.Summary.RMSResidual, r.Summary.MaxResidual, r.Summary.Rejected
+	}
+	fig := roundFigures{figures: r.Figures, missing: r.Missing}
+	if r.Err != nil {
+		line.Error, fig.err = r.Err.Error(), r.Err.Error()
+	}
+	p.reports = append(p.reports, fig)
+	rr := make([]any, 0, len(r.Edges)+1)
+	for _, e := range r.Edges {
+		rr = append(rr, e)
+	}
+	p.fail(p.rnds.Append(append(rr, line)...))
+}
+
+// Consensus implements [rounds.Observer].
+func (p *syncProtocol) Consensus(_ world.NodeID, rec offsets.Offset) {
+	p.online = append(p.online, rec)
+	p.fail(p.offs.Append(rec))
+}
+
+func (p *syncProtocol) finish() error {
+	p.fail(p.probeFile.Close())
+	p.fail(p.offs.Close())
+	p.fail(p.rnds.Close())
+	p.fail(p.truth.Flush())
+	p.fail(p.truthFile.Close())
+	return p.err
+}
+
+var _ rounds.Observer = (*syncProtocol)(nil)

@@ -1,0 +1,109 @@
+package harness
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/chronosync/chronosync/analysis/groundtruth"
+	"github.com/chronosync/chronosync/analysis/stats"
+	"github.com/chronosync/chronosync/estimate"
+	"github.com/chronosync/chronosync/rounds"
+)
+
+// SyncSummary is the outcome of a sync run.
+type SyncSummary struct {
+	Mode      string `json:"mode"`
+	Estimator string `json:"estimator"`
+	Reference int    `json:"reference_node"`
+	// Rounds counts the rounds the master completed (in consensus mode,
+	// the windows of the reference node).
+	Rounds        int    `json:"rounds"`
+	ConvergedFrom uint64 `json:"converged_from_round"`
+	// Online is the accuracy of offsets.jsonl, what the run exported.
+	Online groundtruth.Accuracy `json:"online"`
+	// Estimators is the accuracy of every estimator re-run with GraphCalc
+	// on the same recorded probe stream (as `chronosync estimate` does).
+	Estimators map[string]groundtruth.Accuracy `json:"estimators"`
+	Control    ControlSummary                  `json:"control"`
+	Probes     ProbeSummary                    `json:"probes"`
+}
+
+// ControlSummary are the rounds' control-plane figures, in ns on the
+// master's clock.
+type ControlSummary struct {
+	EndToStart   stats.Summary `json:"end_to_start_ns"`
+	GatherWait   stats.Summary `json:"gather_wait_ns"`
+	SequenceSkew stats.Summary `json:"sequence_skew_ns"`
+	MessageBytes stats.Summary `json:"message_bytes"`
+	Retries      int           `json:"retries"`
+	// Missing lists, per round with absentees, the nodes that did not
+	// report.
+	Missing map[string][]int `json:"missing,omitempty"`
+	// Errors lists, per round, why it was unsolved or only partly solved.
+	Errors map[string]string `json:"errors,omitempty"`
+}
+
+// ProbeSummary adds up the probe stream.
+type ProbeSummary struct {
+	Blocks    int `json:"edge_windows"`
+	PairsSent int `json:"pairs_sent"`
+	Answered  int `json:"probes_answered"`
+	Lost      int `json:"probes_lost"`
+}
+
+func (p *syncProtocol) summarize(s *Summary) {
+	s.Network = networkStats(p.w)
+	out := &SyncSummary{
+		Mode: string(p.cfg.Mode), Estimator: string(p.cfg.Estimate.Kind), Reference: int(p.cfg.Reference),
+		ConvergedFrom: uint64(p.sc.Protocol.Sync.ConvergedFrom),
+		Estimators:    map[string]groundtruth.Accuracy{},
+	}
+	out.Online = groundtruth.Evaluate(p.online, p.windows, int(p.cfg.Reference), out.ConvergedFrom)
+	var ends, waits, skews, sizes []float64
+	for i, r := range p.reports {
+		ends = append(ends, float64(r.figures.EndToStart))
+		waits = append(waits, float64(r.figures.GatherWait))
+		skews = append(skews, float64(r.figures.SequenceSkew))
+		sizes = append(sizes, float64(r.figures.MessageBytes))
+		out.Control.Retries += r.figures.Retries
+		key := fmt.Sprint(i + 1)
+		if len(r.missing) > 0 {
+			if out.Control.Missing == nil {
+				out.Control.Missing = map[string][]int{}
+			}
+			out.Control.Missing[key] = r.missing
+		}
+		if r.err != "" {
+			if out.Control.Errors == nil {
+				out.Control.Errors = map[string]string{}
+			}
+			out.Control.Errors[key] = r.err
+		}
+	}
+	out.Rounds = len(p.reports)
+	if p.cfg.Mode == rounds.ModeConsensus {
+		for _, w := range p.windows {
+			if w.Node == int(p.cfg.Reference) {
+				out.Rounds++
+			}
+		}
+	}
+	out.Control.EndToStart, out.Control.GatherWait = stats.Summarize(ends), stats.Summarize(waits)
+	out.Control.SequenceSkew, out.Control.MessageBytes = stats.Summarize(skews), stats.Summarize(sizes)
+	blocks, _, err := readProbes(filepath.Join(p.dir, FileProbes))
+	if err != nil {
+		p.fail(err)
+	}
+	for _, b := range blocks {
+		out.Probes.Blocks++
+		out.Probes.PairsSent += b.SentPairs
+		out.Probes.Answered += len(b.Probes)
+		out.Probes.Lost += b.Lost
+	}
+	for _, k := range estimate.Kinds() {
+		r := estimateOne(blocks, p.cfg, k, p.windows, out.ConvergedFrom)
+		out.Estimators[string(k)] = *r.Accuracy
+		p.graphcalc = append(p.graphcalc, r)
+	}
+	s.Sync = out
+}

@@ -1,0 +1,108 @@
+// Package probelog reads and writes the recorded probe stream of a run
+// (probes.bin): per window and per out-edge, every answered probe's four
+// timestamps, so that estimators can be re-run offline long after the run.
+//
+// # File format
+//
+// A log is a header followed by blocks, and is only ever appended to.
+//
+//	header  = magic "CHRONOSYNC-PROBES\n", uvarint len, len bytes of Meta as JSON
+//	block   = uvarint len, len bytes of payload, CRC-32C (Castagnoli) of the
+//	          payload, 4 bytes little-endian
+//
+// The writer hands each block to the underlying io.Writer in one Write call,
+// so that a crash leaves whole blocks followed at most by a torn tail, which
+// the reader reports as ErrTruncated.
+//
+// A payload holds, as varints (uvarint for the non-negative fields, zig-zag
+// varint for the signed ones): Src, Dst, RoundID, WindowID, WindowStart,
+// WindowEnd − WindowStart, SentPairs, Lost, the number of probes, then per
+// probe six varints:
+//
+//	Pair − previous Pair (zig-zag; the first probe's previous Pair is 0)
+//	Slot (uvarint, 0 or 1)
+//	T1 − previous T1 (zig-zag; the first probe's previous T1 is WindowStart)
+//	(T2 − T1) − (previous T2 − previous T1) (zig-zag; the first probe's
+//	    previous forward difference is 0)
+//	T3 − T2 (zig-zag)
+//	T4 − T1 (zig-zag)
+//
+// The differences of timestamps are taken modulo 2^64 (Go's wrapping int64
+// arithmetic), which the decoder undoes exactly: every int64 value, including
+// ones near the limits, round-trips bit for bit; extreme values merely cost up
+// to 10 bytes a varint.
+//
+// # Size
+//
+// A realistic stream (pairs every 800 µs, ±50 ms offsets, 20–50 µs one-way
+// delays with jitter, 50 ns read noise, 1% loss; see TestBytesPerProbe)
+// takes 12.7 bytes per probe, header and framing included, against 37 for the
+// fixed-width fields. BenchmarkWriteRead reports the figure too.
+//
+// # Validation
+//
+// The reader checks the CRC of every block, then every value it decodes: a
+// varint that overflows 64 bits, a count that does not fit an int or that the
+// payload cannot hold, a Slot other than 0 or 1, a Pair outside uint32, a node
+// outside [0, Meta.Nodes) when Meta.Nodes > 0, trailing bytes. All of these
+// are ErrCorrupt. The reader never allocates more than the bytes it has
+// actually read justify, so a lying length or count costs nothing. It does
+// not cross-check SentPairs, Lost and len(Probes): it stores what the node
+// reported.
+package probelog
+
+import (
+	"errors"
+
+	"github.com/chronosync/chronosync/estimate"
+)
+
+// Magic opens every probe log.
+const Magic = "CHRONOSYNC-PROBES\n"
+
+// Schema is the version of the format this package reads and writes.
+const Schema = 1
+
+// Limits on what a header or a block may claim, beyond which the reader says
+// ErrCorrupt and the writer refuses.
+const (
+	MaxMetaBytes    = 1 << 20 // the header's JSON
+	MaxPayloadBytes = 1 << 30 // one block's payload
+)
+
+// minProbeBytes is the smallest encoding of one probe: six one-byte varints.
+const minProbeBytes = 6
+
+// Meta describes a log; it is stored as JSON in the header.
+type Meta struct {
+	Schema int    `json:"schema"` // Schema; NewWriter sets it when 0
+	RunID  string `json:"run_id"`
+	Nodes  int    `json:"nodes"`  // the number of nodes; 0 when unknown
+	Units  string `json:"units"`  // of every timestamp; NewWriter sets "ns" when empty
+	Source string `json:"source"` // where the timestamps came from, e.g. "sim" or "real/so_timestamping"
+}
+
+// Block is what one node hands over for one out-edge at the end of one
+// window.
+type Block struct {
+	Src, Dst    int    // the edge src→dst; node ids
+	RoundID     uint64 // the round the window belongs to
+	WindowID    uint64
+	WindowStart int64            // src's clock
+	WindowEnd   int64            // src's clock
+	SentPairs   int              // pairs sent in the window
+	Lost        int              // probes that got no reply
+	Probes      []estimate.Probe // answered probes, in send order
+}
+
+// Errors the reader wraps; the message around them gives the byte offset of
+// the block (or header) at fault.
+var (
+	// ErrTruncated: the log ends inside the header or a block, as a crash
+	// during an append leaves it.
+	ErrTruncated = errors.New("truncated probe log")
+	// ErrCorrupt: a CRC mismatch or a value that cannot be.
+	ErrCorrupt = errors.New("corrupt probe log")
+	// ErrNotProbeLog: the input does not start with Magic.
+	ErrNotProbeLog = errors.New("not a probe log")
+)

@@ -1,0 +1,244 @@
+package rounds
+
+import (
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/chronosync/chronosync/analysis/graphcalc"
+	"github.com/chronosync/chronosync/rounds/syncpb"
+	"github.com/chronosync/chronosync/rounds/wire"
+	"github.com/chronosync/chronosync/world"
+)
+
+// master drives the rounds: it lives on the master node beside that node's
+// own agent, to which it talks by direct calls.
+type master struct {
+	n     *Node
+	conns []world.Stream // by node ID; nil while not connected
+	heard []int64        // when each connection was last heard from
+
+	seq      uint64
+	round    uint64
+	started  bool
+	gather   bool
+	endAt    int64                    // local clock when ROUND_END went out
+	lastAt   int64                    // local clock of the last report
+	deadline world.Timer              // the gather deadline, or the start timer
+	reports  []*syncpb.NodeWindowData // by node ID, for the round being gathered
+	bytes    int
+	retries  int
+	length   time.Duration
+	history  []stability
+}
+
+func newMaster(n *Node) (*master, error) {
+	m := &master{
+		n:       n,
+		conns:   make([]world.Stream, n.env.Nodes()),
+		heard:   make([]int64, n.env.Nodes()),
+		reports: make([]*syncpb.NodeWindowData, n.env.Nodes()),
+		length:  n.cfg.Window,
+	}
+	if _, err := n.env.Listen(Port, masterConn{m}); err != nil {
+		return nil, err
+	}
+	// Start once every participant has said hello, or after one gather
+	// deadline with whoever has.
+	m.deadline = n.env.AfterFunc(n.cfg.GatherDeadline, m.begin)
+	return m, nil
+}
+
+func (m *master) now() int64 { return int64(m.n.env.Host().Now()) }
+
+// connected reports whether node can take part in this round.
+func (m *master) connected(node world.NodeID) bool {
+	return node == m.n.cfg.Master || m.conns[node] != nil
+}
+
+func (m *master) allConnected() bool {
+	for _, p := range m.n.cfg.Participants {
+		if !m.connected(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// begin starts the first round.
+func (m *master) begin() {
+	if m.started {
+		return
+	}
+	m.started = true
+	if m.deadline != nil {
+		m.deadline.Stop()
+	}
+	m.startRound()
+}
+
+// startRound sends ROUND_START for the next round.
+func (m *master) startRound() {
+	if m.n.cfg.Rounds > 0 && m.round >= uint64(m.n.cfg.Rounds) {
+		m.n.env.Logger().Info("all rounds done", "rounds", m.round)
+		return
+	}
+	m.round++
+	m.seq++
+	rs := &syncpb.RoundStart{RoundId: m.round, SequenceNumber: m.seq, WindowNs: int64(m.length), CadenceNs: int64(m.n.cfg.Cadence)}
+	m.broadcast(&syncpb.Envelope{Body: &syncpb.Envelope_RoundStart{RoundStart: rs}})
+	if m.n.cfg.Mode == ModeRounds {
+		m.deadline = m.n.env.AfterFunc(m.length, m.endRound)
+	}
+}
+
+// broadcast sends env to every connected node and hands it to the local
+// agent.
+func (m *master) broadcast(env *syncpb.Envelope) {
+	b, err := wire.Marshal(env, m.n.cfg.MaxFrame)
+	if err != nil {
+		m.n.env.Logger().Error("encode message", "kind", wire.Kind(env), "err", err)
+		return
+	}
+	for _, s := range m.conns {
+		if s != nil {
+			if err := s.Send(b); err != nil {
+				m.n.env.Logger().Warn("send failed", "to", s.RemoteAddr(), "err", err)
+			}
+		}
+	}
+	local := m.n
+	local.env.AfterFunc(0, func() { local.handle(env) })
+}
+
+// endRound sends ROUND_END and opens the gather.
+func (m *master) endRound() {
+	m.endAt = m.now()
+	m.openGather()
+	m.broadcast(&syncpb.Envelope{Body: &syncpb.Envelope_RoundEnd{RoundEnd: &syncpb.RoundEnd{RoundId: m.round, SequenceNumber: m.seq}}})
+}
+
+func (m *master) openGather() {
+	m.gather = true
+	m.lastAt = m.endAt
+	m.bytes = 0
+	clear(m.reports)
+	m.deadline = m.n.env.AfterFunc(m.n.cfg.GatherDeadline, m.finish)
+}
+
+// report takes one node's window data.
+func (m *master) report(node int, d *syncpb.NodeWindowData, size int) {
+	if node < 0 || node >= len(m.reports) || int(d.NodeId) != node {
+		m.n.env.Logger().Warn("report for the wrong node", "from", node, "claims", d.NodeId)
+		return
+	}
+	if m.n.cfg.Mode == ModeWindows && !m.gather && d.RoundId == m.round {
+		// Variant A: the first report of a round opens its gather.
+		m.endAt = m.now()
+		m.openGather()
+	}
+	if !m.gather || d.RoundId != m.round || m.reports[node] != nil {
+		m.n.env.Logger().Debug("stale report", "node", node, "round", d.RoundId, "current", m.round)
+		return
+	}
+	m.reports[node] = d
+	m.bytes += size
+	m.lastAt = m.now()
+	for _, p := range m.n.cfg.Participants {
+		if m.reports[p] == nil && m.connected(p) {
+			return
+		}
+	}
+	m.finish()
+}
+
+// finish closes the gather, solves the round and starts the next one.
+func (m *master) finish() {
+	if !m.gather {
+		return
+	}
+	m.gather = false
+	m.deadline.Stop()
+	cfg := &m.n.cfg
+	r := &RoundReport{Round: m.round, Sequence: m.seq}
+	for _, p := range cfg.Participants {
+		if d := m.reports[p]; d != nil {
+			r.Nodes = append(r.Nodes, d)
+		} else {
+			r.Missing = append(r.Missing, int(p))
+		}
+	}
+	if ref := m.reports[cfg.Reference]; ref != nil {
+		r.Window = ref.WindowId
+	}
+	nodes := make([]int, len(cfg.Nodes))
+	for i, v := range cfg.Nodes {
+		nodes[i] = int(v)
+	}
+	r.Summary, r.Offsets, r.Edges, r.Err = Solve(m.round, r.Nodes, nodes, int(cfg.Reference), cfg.GraphCalc)
+	r.Figures = Figures{
+		Window:       m.length,
+		GatherWait:   time.Duration(m.lastAt - m.endAt),
+		Retries:      m.retries,
+		MessageBytes: m.bytes,
+		SequenceSkew: skew(r),
+	}
+	m.retries = 0
+	if len(r.Missing) > 0 {
+		m.n.env.Logger().Warn("round completed without nodes", "round", m.round, "missing", r.Missing)
+	}
+	var disc *graphcalc.DisconnectedError
+	if errors.As(r.Err, &disc) {
+		m.n.env.Logger().Warn("round partially solved", "round", m.round, "err", r.Err)
+	} else if r.Err != nil {
+		m.n.env.Logger().Error("round unsolved", "round", m.round, "err", r.Err)
+	}
+	m.adapt(r)
+	m.startRound()
+	r.Figures.EndToStart = time.Duration(m.now() - m.endAt)
+	m.n.obs.Round(r)
+}
+
+// skew is the spread of the reporting nodes' window starts on the global
+// timeline: how far apart the nodes began probing.
+func skew(r *RoundReport) time.Duration {
+	if r.Summary == nil {
+		return 0
+	}
+	var starts []float64
+	for _, d := range r.Nodes {
+		if md, ok := r.Summary.Model(int(d.NodeId)); ok {
+			starts = append(starts, md.Global(float64(d.WindowStartNs)))
+		}
+	}
+	if len(starts) == 0 {
+		return 0
+	}
+	return time.Duration(slices.Max(starts) - slices.Min(starts))
+}
+
+// heartbeat drops connections that have been silent for three heartbeats.
+func (m *master) heartbeat() {
+	now := m.now()
+	for id, s := range m.conns {
+		if s != nil && time.Duration(now-m.heard[id]) > 3*m.n.cfg.Heartbeat {
+			m.n.env.Logger().Warn("node silent; dropping its connection", "node", id)
+			s.Close()
+			m.conns[id] = nil
+		}
+	}
+	if m.gather {
+		m.checkGather()
+	}
+}
+
+// checkGather finishes the gather when no connected participant is still
+// owed.
+func (m *master) checkGather() {
+	for _, p := range m.n.cfg.Participants {
+		if m.reports[p] == nil && m.connected(p) {
+			return
+		}
+	}
+	m.finish()
+}

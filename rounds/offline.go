@@ -1,0 +1,84 @@
+package rounds
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/chronosync/chronosync/analysis/graphcalc"
+	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/estimate"
+	"github.com/chronosync/chronosync/probe/probelog"
+	"github.com/chronosync/chronosync/rounds/syncpb"
+)
+
+// OfflineRound is one round re-estimated from a recorded probe stream.
+type OfflineRound struct {
+	Round   uint64
+	Reports []*syncpb.NodeWindowData // by node, ascending
+	Summary *graphcalc.RoundSummary  // nil when unsolved
+	Offsets []offsets.Offset
+	Edges   []offsets.Edge
+	Err     error
+}
+
+// Offline re-runs an estimator and GraphCalc over a recorded probe stream,
+// round by round, exactly as the master would have with every node's
+// report. It is [Reports] followed by [OfflineRound.Solve] on each round.
+func Offline(blocks []probelog.Block, nodes []int, ref int, eo estimate.Options, gc graphcalc.Options) []OfflineRound {
+	out := Reports(blocks, eo)
+	for i := range out {
+		out[i].Solve(nodes, ref, gc)
+	}
+	return out
+}
+
+// Solve runs GraphCalc over the round's reports.
+func (r *OfflineRound) Solve(nodes []int, ref int, gc graphcalc.Options) {
+	r.Summary, r.Offsets, r.Edges, r.Err = Solve(r.Round, r.Reports, nodes, ref, gc)
+}
+
+// Reports fits a recorded probe stream with one estimator and groups the
+// fits into rounds of node reports, unsolved: the blocks of one node's window (consecutive blocks with the same
+// source, round and window) become that node's report. When a node has
+// several windows in one round (it restarted), the last one counts. Rounds
+// come out in ascending order.
+func Reports(blocks []probelog.Block, eo estimate.Options) []OfflineRound {
+	type key struct {
+		round  uint64
+		src    int
+		window uint64
+	}
+	var order []key
+	groups := map[key][]probelog.Block{}
+	for _, b := range blocks {
+		k := key{b.RoundID, b.Src, b.WindowID}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], b)
+	}
+	// Latest window per (round, src), then by round and node.
+	latest := map[[2]uint64]key{}
+	for _, k := range order {
+		latest[[2]uint64{k.round, uint64(k.src)}] = k
+	}
+	keys := make([]key, 0, len(latest))
+	for _, k := range latest {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.round, b.round), cmp.Compare(a.src, b.src))
+	})
+	var out []OfflineRound
+	for i := 0; i < len(keys); {
+		j := i
+		r := OfflineRound{Round: keys[i].round}
+		for ; j < len(keys) && keys[j].round == r.Round; j++ {
+			k := keys[j]
+			r.Reports = append(r.Reports, FitWindow(k.src, 0, groups[k], eo))
+		}
+		out = append(out, r)
+		i = j
+	}
+	return out
+}
