@@ -1,10 +1,11 @@
 # chronosync — see README.md.
+SHELL := /bin/bash
 GO          ?= go
 BIN         := bin/chronosync
 SCENARIO    ?= scenarios/quickstart.yaml
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: all build run test unit lint bench bench-smoke clean
+.PHONY: all build run test unit accept lint bench bench-smoke clean
 
 all: build
 
@@ -15,11 +16,17 @@ build:
 run: build
 	./$(BIN) run $(SCENARIO) --out runs/$(notdir $(basename $(SCENARIO)))
 
-## test: lint, every test under the race detector, every benchmark once (what CI runs)
-test: lint bench-smoke unit
+## test: lint, fresh generated code, every test under the race detector,
+## the acceptance runs, every benchmark once (what CI runs)
+test: lint proto-check bench-smoke unit accept
 
 unit:
 	$(GO) test -race -count=1 ./...
+
+## accept: the whole-scenario acceptance runs and property tests, which are
+## built only without -race (files tagged !race)
+accept:
+	$(GO) test -count=1 -run 'TestAccept|TestProperty|TestAsymmetry' -v ./harness/ 2>&1 | grep -E '^(---|ok|FAIL|PASS)|accept_test|property_test'; exit $${PIPESTATUS[0]}
 
 # Every benchmark runs once so that none rots; figures come from `make bench`.
 bench-smoke:
