@@ -40,7 +40,9 @@ func FitEdge(b *probelog.Block, o estimate.Options) *syncpb.EdgeAlphaBeta {
 	f, err := estimate.Estimate(b.Probes, o)
 	e.PairsCount, e.PurePairs = int32(f.Pairs), int32(f.Pure)
 	if err != nil {
+		// Report how many complete pairs there were: why it is insufficient.
 		e.Insufficient = true
+		e.PairsCount = int32(completePairs(b.Probes))
 		return e
 	}
 	e.Alpha, e.Beta, e.SigmaNs, e.AlphaSigma = f.Alpha, f.Beta, f.Sigma, f.AlphaSigma
@@ -122,4 +124,15 @@ func Solve(round uint64, reports []*syncpb.NodeWindowData, nodes []int, ref int,
 		offs = append(offs, rec)
 	}
 	return sum, offs, recs, err
+}
+
+// completePairs counts the pairs of which both probes were answered.
+func completePairs(probes []estimate.Probe) int {
+	n := 0
+	for i := 1; i < len(probes); i++ {
+		if probes[i].Pair == probes[i-1].Pair && probes[i].Slot != probes[i-1].Slot {
+			n++
+		}
+	}
+	return n
 }

@@ -23,7 +23,6 @@ type master struct {
 	started  bool
 	gather   bool
 	endAt    int64                    // local clock when ROUND_END went out
-	lastAt   int64                    // local clock of the last report
 	deadline world.Timer              // the gather deadline, or the start timer
 	reports  []*syncpb.NodeWindowData // by node ID, for the round being gathered
 	bytes    int
@@ -120,7 +119,6 @@ func (m *master) endRound() {
 
 func (m *master) openGather() {
 	m.gather = true
-	m.lastAt = m.endAt
 	m.bytes = 0
 	clear(m.reports)
 	m.deadline = m.n.env.AfterFunc(m.n.cfg.GatherDeadline, m.finish)
@@ -143,7 +141,6 @@ func (m *master) report(node int, d *syncpb.NodeWindowData, size int) {
 	}
 	m.reports[node] = d
 	m.bytes += size
-	m.lastAt = m.now()
 	for _, p := range m.n.cfg.Participants {
 		if m.reports[p] == nil && m.connected(p) {
 			return
@@ -178,7 +175,7 @@ func (m *master) finish() {
 	r.Summary, r.Offsets, r.Edges, r.Err = Solve(m.round, r.Nodes, nodes, int(cfg.Reference), cfg.GraphCalc)
 	r.Figures = Figures{
 		Window:       m.length,
-		GatherWait:   time.Duration(m.lastAt - m.endAt),
+		GatherWait:   time.Duration(m.now() - m.endAt),
 		Retries:      m.retries,
 		MessageBytes: m.bytes,
 		SequenceSkew: skew(r),
