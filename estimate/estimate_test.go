@@ -3,7 +3,6 @@ package estimate
 import (
 	"errors"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -210,22 +209,6 @@ func TestDeterministic(t *testing.T) {
 		b, err2 := Estimate(slices.Clone(probes), Options{Kind: k})
 		if err1 != nil || err2 != nil || a != b {
 			t.Errorf("%s: %+v, %v vs %+v, %v", k, a, err1, b, err2)
-		}
-	}
-}
-
-func TestSelectKth(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	for range 2000 {
-		v := make([]int64, 1+r.IntN(60))
-		for i := range v {
-			v[i] = r.Int64N(int64(1 + r.IntN(20)))
-		}
-		sorted := slices.Clone(v)
-		slices.Sort(sorted)
-		k := r.IntN(len(v))
-		if got := selectKth(slices.Clone(v), k); got != sorted[k] {
-			t.Fatalf("selectKth(%v, %d) = %d, want %d", v, k, got, sorted[k])
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package estimate
 
-import "math"
+import (
+	"math"
+
+	"github.com/chronosync/chronosync/analysis/stats"
+)
 
 // MinFilter parameters.
 const (
@@ -69,7 +73,7 @@ func lowRTT(s []sample, fraction float64) (kept []sample, minR, maxR int64, err 
 		}
 		g := rtts[start[k]:start[k+1]]
 		keep := max(1, int(math.Ceil(fraction*float64(count[k]))))
-		thr[k] = selectKth(g, keep-1)
+		thr[k] = stats.Select(g, keep-1)
 		below := 0
 		for _, r := range g {
 			if r < thr[k] {
@@ -115,39 +119,4 @@ func fitMinFilter(s []sample, nPairs int, fit *Fit) error {
 	setLine(fit, l, sd)
 	fit.Used = len(kept)
 	return nil
-}
-
-// selectKth returns the k-th smallest value of v (k from 0), reordering v:
-// Hoare's quickselect with a median-of-three pivot, O(len(v)) expected and
-// deterministic.
-func selectKth(v []int64, k int) int64 {
-	lo, hi := 0, len(v)-1
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		a, b, c := v[lo], v[mid], v[hi]
-		pivot := max(min(a, b), min(max(a, b), c))
-		i, j := lo, hi
-		for i <= j {
-			for v[i] < pivot {
-				i++
-			}
-			for v[j] > pivot {
-				j--
-			}
-			if i <= j {
-				v[i], v[j] = v[j], v[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return v[k]
-		}
-	}
-	return v[k]
 }

@@ -2,8 +2,9 @@ package estimate
 
 import (
 	"math"
-	"slices"
 	"sort"
+
+	"github.com/chronosync/chronosync/analysis/stats"
 )
 
 // Step detection. An NTP-like phase jump of either clock inside the window
@@ -88,7 +89,7 @@ func medianOf(f func(int) float64, lo, hi int) float64 {
 	for i := lo; i < hi; i++ {
 		v = append(v, f(i))
 	}
-	return median(v)
+	return stats.Median(v)
 }
 
 // robustDrift estimates the drift as the median slope of the midpoints
@@ -109,15 +110,5 @@ func robustDrift(s []sample) float64 {
 	if len(slopes) == 0 {
 		return 0
 	}
-	return max(-1e-2, min(1e-2, median(slopes)))
-}
-
-// median returns the median of v (len(v) > 0), sorting v.
-func median(v []float64) float64 {
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
+	return max(-1e-2, min(1e-2, stats.Median(slopes)))
 }

@@ -91,6 +91,7 @@ type syncProtocol struct {
 }
 
 type roundFigures struct {
+	round   uint64
 	figures rounds.Figures
 	missing []int
 	err     string
@@ -190,7 +191,7 @@ func (p *syncProtocol) Round(r *rounds.RoundReport) {
 	if r.Summary != nil {
 		line.Solved, line.RMSResidualNS, line.MaxResidualNS, line.Rejected = len(r.Summary.Nodes), r.Summary.RMSResidual, r.Summary.MaxResidual, r.Summary.Rejected
 	}
-	fig := roundFigures{figures: r.Figures, missing: r.Missing}
+	fig := roundFigures{round: r.Round, figures: r.Figures, missing: r.Missing}
 	if r.Err != nil {
 		line.Error, fig.err = r.Err.Error(), r.Err.Error()
 	}

@@ -60,13 +60,13 @@ func (p *syncProtocol) summarize(s *Summary) {
 	}
 	out.Online = groundtruth.Evaluate(p.online, p.windows, int(p.cfg.Reference), out.ConvergedFrom)
 	var ends, waits, skews, sizes []float64
-	for i, r := range p.reports {
+	for _, r := range p.reports {
 		ends = append(ends, float64(r.figures.EndToStart))
 		waits = append(waits, float64(r.figures.GatherWait))
 		skews = append(skews, float64(r.figures.SequenceSkew))
 		sizes = append(sizes, float64(r.figures.MessageBytes))
 		out.Control.Retries += r.figures.Retries
-		key := fmt.Sprint(i + 1)
+		key := fmt.Sprint(r.round)
 		if len(r.missing) > 0 {
 			if out.Control.Missing == nil {
 				out.Control.Missing = map[string][]int{}

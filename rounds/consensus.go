@@ -6,6 +6,7 @@ import (
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/probe"
 	"github.com/chronosync/chronosync/rounds/syncpb"
+	"github.com/chronosync/chronosync/world"
 )
 
 // consensus is a node's clock correction in consensus mode: the node's
@@ -38,7 +39,7 @@ func (c *consensus) update(d *syncpb.NodeWindowData) {
 	slope := 1 - c.model.Drift
 	var sw, se, swr, ser float64
 	for _, e := range d.Edges {
-		a := c.n.prober.PeerAdvert(int32ToNode(e.DstNodeId))
+		a := c.n.prober.PeerAdvert(world.NodeID(e.DstNodeId))
 		if e.Insufficient || !a.Valid {
 			continue
 		}

@@ -3,7 +3,6 @@ package rounds
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/chronosync/chronosync/analysis/graphcalc"
 	"github.com/chronosync/chronosync/analysis/offsets"
@@ -61,9 +60,14 @@ var errNoReference = errors.New("the reference node did not report")
 // *graphcalc.DisconnectedError.
 func Solve(round uint64, reports []*syncpb.NodeWindowData, nodes []int, ref int, o graphcalc.Options) (*graphcalc.RoundSummary, []offsets.Offset, []offsets.Edge, error) {
 	byNode := map[int]*syncpb.NodeWindowData{}
+	inGraph := make(map[int]bool, len(nodes))
+	for _, n := range nodes {
+		inGraph[n] = true
+	}
 	var in graphcalc.Input
 	in.Round, in.Reference, in.Nodes = round, ref, nodes
 	var recs []offsets.Edge
+	var used []int // recs index of each of in.Edges
 	for _, d := range reports {
 		if d == nil {
 			continue
@@ -77,9 +81,10 @@ func Solve(round uint64, reports []*syncpb.NodeWindowData, nodes []int, ref int,
 				PairsCount: int(e.PairsCount), LostCount: int(e.LostCount),
 				Insufficient: e.Insufficient, StepDetected: e.StepDetected,
 			})
-			if e.Insufficient || !slices.Contains(nodes, int(e.DstNodeId)) {
+			if e.Insufficient || !inGraph[int(e.DstNodeId)] {
 				continue
 			}
+			used = append(used, len(recs)-1)
 			in.Edges = append(in.Edges, graphcalc.Edge{
 				Src: int(e.SrcNodeId), Dst: int(e.DstNodeId),
 				Alpha: e.Alpha, Beta: e.Beta, Sigma: e.SigmaNs, AlphaSigma: e.AlphaSigma,
@@ -98,15 +103,10 @@ func Solve(round uint64, reports []*syncpb.NodeWindowData, nodes []int, ref int,
 		return nil, nil, recs, fmt.Errorf("round %d: %w", round, err)
 	}
 	// Attach residuals to the records of the edges GraphCalc used.
-	k := 0
-	for i := range recs {
-		if recs[i].Insufficient || !slices.Contains(nodes, recs[i].Dst) {
-			continue
-		}
+	for k, i := range used {
 		r := sum.Edges[k]
 		res := r.Residual
 		recs[i].Residual, recs[i].Rejected = &res, r.Rejected
-		k++
 	}
 	refEnd := float64(rd.WindowEndNs)
 	offs := make([]offsets.Offset, 0, len(sum.Nodes))

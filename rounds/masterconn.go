@@ -107,8 +107,8 @@ type stability struct {
 }
 
 // adapt sets the next window's length from the stability of the last
-// rounds: when every node's drift moved by less than its uncertainty would
-// explain plus stableDriftPPM, the window doubles (up to WindowMax), since a
+// rounds: when every node's drift moved by less than stableDriftPPM since
+// the previous round, the window doubles (up to WindowMax), since a
 // longer window averages more probes; when any moved by more than
 // unstableDriftPPM, it halves (down to WindowMin), since a changing
 // frequency bends a long window's line.

@@ -185,11 +185,10 @@ func (n *Node) rotateWindow() {
 // closeWindow stops probing, fits the edges and reports them.
 func (n *Node) closeWindow() {
 	blocks := n.prober.Close()
-	o := n.cfg.Estimate
-	data := FitWindow(int(n.env.Node()), n.incarnation, blocks, o)
 	if len(blocks) == 0 {
 		return
 	}
+	data := FitWindow(int(n.env.Node()), n.incarnation, blocks, n.cfg.Estimate)
 	n.obs.Window(n.env.Node(), blocks, data)
 	if n.cons != nil {
 		n.cons.update(data)
@@ -248,5 +247,3 @@ func (a agentConn) OnClose(s world.Stream, err error) {
 
 var _ world.StreamHandler = agentConn{}
 var _ world.Program = (*Node)(nil)
-
-func int32ToNode(v int32) world.NodeID { return world.NodeID(v) }

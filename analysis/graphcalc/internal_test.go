@@ -3,7 +3,6 @@ package graphcalc
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
@@ -68,34 +67,6 @@ func TestRejectPassBridges(t *testing.T) {
 				t.Errorf("rejected %d, want %d", got, want)
 			}
 		})
-	}
-}
-
-// TestMedian compares the selection median with sorting, on odd and even
-// lengths, ties and already-sorted inputs.
-func TestMedian(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 1))
-	for n := 1; n < 200; n++ {
-		for _, gen := range []func(i int) float64{
-			func(int) float64 { return rng.NormFloat64() },
-			func(int) float64 { return float64(rng.IntN(3)) },
-			func(i int) float64 { return float64(i) },
-			func(i int) float64 { return float64(-i) },
-		} {
-			xs := make([]float64, n)
-			for i := range xs {
-				xs[i] = gen(i)
-			}
-			s := slices.Clone(xs)
-			slices.Sort(s)
-			want := s[n/2]
-			if n%2 == 0 {
-				want = (s[n/2-1] + s[n/2]) / 2
-			}
-			if got := median(xs); got != want {
-				t.Fatalf("n %d: median %v, want %v", n, got, want)
-			}
-		}
 	}
 }
 

@@ -2,7 +2,8 @@ package graphcalc
 
 import (
 	"math"
-	"slices"
+
+	"github.com/chronosync/chronosync/analysis/stats"
 )
 
 const (
@@ -27,59 +28,6 @@ func residuals(all *rows, x []float64) []float64 {
 		res[e] = all.t[e] - (x[all.dst[e]] - all.c[e]*x[i])
 	}
 	return res
-}
-
-// median returns the median of xs, which it reorders: Hoare's selection
-// with a median-of-three pivot, expected linear time.
-func median(xs []float64) float64 {
-	n := len(xs)
-	hi := kth(xs, n/2)
-	if n%2 == 1 {
-		return hi
-	}
-	return (slices.Max(xs[:n/2]) + hi) / 2
-}
-
-// kth reorders xs so that xs[k] is its k-th smallest element, everything
-// before it ≤ and everything after ≥, and returns xs[k].
-func kth(xs []float64, k int) float64 {
-	lo, hi := 0, len(xs)-1
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		if xs[mid] < xs[lo] {
-			xs[mid], xs[lo] = xs[lo], xs[mid]
-		}
-		if xs[hi] < xs[lo] {
-			xs[hi], xs[lo] = xs[lo], xs[hi]
-		}
-		if xs[hi] < xs[mid] {
-			xs[hi], xs[mid] = xs[mid], xs[hi]
-		}
-		pivot := xs[mid]
-		i, j := lo, hi
-		for i <= j {
-			for xs[i] < pivot {
-				i++
-			}
-			for xs[j] > pivot {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return xs[k]
-		}
-	}
-	return xs[k]
 }
 
 // rejectPass rejects outliers among the kept offset rows of all (over a
@@ -109,11 +57,11 @@ func rejectPass(n, ref int, all *rows, sigma, res, x []float64, kept []bool, thr
 	if len(kr) < 3 {
 		return 0
 	}
-	med := median(kr)
+	med := stats.Median(kr)
 	for i, r := range kr {
 		kr[i] = math.Abs(r - med)
 	}
-	robust := madScale * median(kr)
+	robust := madScale * stats.Median(kr)
 	bridge := make([]bool, len(kept))
 	v, a := make([]float64, n), make([]float64, n)
 	marked := 0

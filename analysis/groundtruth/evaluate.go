@@ -50,8 +50,8 @@ type Error struct {
 }
 
 // Errors compares each truth window with the offsets record of the same
-// node and round, and with the reference's record of that round. ok is
-// false for windows without both records.
+// node and round, and with the reference's record of that round. Windows
+// without both records come back as unsolved.
 func Errors(offs []offsets.Offset, truth []Window, ref int) (errs []Error, unsolved []Window) {
 	type key struct {
 		round uint64
