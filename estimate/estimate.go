@@ -22,7 +22,10 @@ const (
 	MinFilter Kind = "minfilter"
 	// SVM is the Huygens-style maximum-margin line between the forward points
 	// (which lie above the true line) and the reverse points (below it),
-	// solved exactly through the convex hulls of the two point sets.
+	// solved exactly through the convex hulls of the two point sets. Where
+	// the delay floor is soft (Gaussian jitter, read noise) that corridor is
+	// refined: its two edges are refitted to the points nearest them, taken
+	// at one depth of both floors (see Fit.Refined).
 	SVM Kind = "svm"
 )
 
@@ -120,9 +123,14 @@ type Fit struct {
 	// sent wholly after the last step: only pairs from there on were used.
 	// 0 when Step is false.
 	StepAt int64
-	// Margin is, for svm only, the half-width in ns of the separating
+	// Margin is, for svm only, the half-width in ns of the exact separating
 	// corridor; negative when the forward and reverse point sets overlap.
 	Margin float64
+	// Refined reports, for svm only, that the floor was found soft and
+	// Alpha, Beta, Sigma and AlphaSigma are those of the refined line
+	// (see refineSVM) rather than of the exact corridor, whose half-width
+	// Margin still is.
+	Refined bool
 }
 
 // ErrInsufficient reports that too few usable probe pairs were left for a
@@ -223,7 +231,7 @@ func Estimate(probes []Probe, o Options) (Fit, error) {
 	case MinFilter:
 		err = fitMinFilter(s, len(pairs), &fit)
 	case SVM:
-		err = fitSVM(s, &fit)
+		err = fitSVM(s, len(pairs), &fit)
 	}
 	if err != nil {
 		return Fit{}, fmt.Errorf("estimate: %s: %w", c.kind, err)

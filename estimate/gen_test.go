@@ -12,6 +12,7 @@ const (
 	jitNone   jitter = iota
 	jitExp           // exponential with mean scale
 	jitNormal        // normal with mean scale and sd scale/2, clipped at 0
+	jitGauss         // normal with mean 0 and sd scale, not clipped: a soft floor
 )
 
 // delayDist is a one-way delay: base + jitter, plus, with probability
@@ -31,6 +32,8 @@ func (d delayDist) draw(r *rand.Rand) float64 {
 		v += d.scale * r.ExpFloat64()
 	case jitNormal:
 		v += max(0, d.scale+d.scale/2*r.NormFloat64())
+	case jitGauss:
+		v += d.scale * r.NormFloat64()
 	}
 	if d.queueP > 0 && r.Float64() < d.queueP {
 		v += d.queueM * r.ExpFloat64()
@@ -127,4 +130,13 @@ func generate(c genCfg) []Probe {
 		}
 	}
 	return out
+}
+
+// softCfg is normalCfg with the soft floor of netem's normal jitter: base
+// 20µs and 5µs Gaussian jitter both ways, as in asym-queueing.
+func softCfg(pairs int, seed uint64) genCfg {
+	c := normalCfg(pairs, seed)
+	c.fwd = delayDist{base: 20e3, kind: jitGauss, scale: 5e3}
+	c.rev = c.fwd
+	return c
 }

@@ -12,7 +12,7 @@
 // Three estimators are offered (see Kind): least squares through the
 // midpoints (Regression), least squares through the minimum-delay midpoints
 // (MinFilter), and the exact maximum-margin line between the forward and
-// reverse points (SVM). Before fitting, Estimate keeps only complete pairs,
+// reverse points (SVM), refined where the delay floor is soft. Before fitting, Estimate keeps only complete pairs,
 // cuts the window after the last clock step it detects, and may keep only
 // the pure pairs (see Purity).
 //

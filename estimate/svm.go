@@ -82,10 +82,27 @@ func nextSlopes(F, R []pt, i, j int) (nf, nr float64, ok bool) {
 const svmEdgeK = 10
 
 // fitSVM fits the maximum-margin line through the forward and reverse
-// points of every used probe; see solveSVM for the solver,
+// points of every used probe (fitCorridor), then refines it (refineSVM) and
+// keeps the refined line when its Sigma is the smaller. nPairs bounds the
+// samples' pair numbers.
+func fitSVM(s []sample, nPairs int, fit *Fit) error {
+	l, err := fitCorridor(s, fit)
+	if err != nil {
+		return err
+	}
+	if e, ok := refineSVM(s, nPairs, l); ok {
+		fit.Alpha, fit.Beta = e.a, (e.bf+e.br)/2
+		fit.Sigma, fit.AlphaSigma = floorSigma(svmRefineSigmaScale*e.sigma, svmRefineSigmaScale*e.aSigma)
+		fit.Refined = true
+	}
+	return nil
+}
+
+// fitCorridor stores in fit the exact maximum-margin corridor of the
+// samples' forward and reverse points; see solveSVM for the solver,
 // solveSVMWindowed for how large windows are sped up, and svmSigma for the
 // uncertainty rule.
-func fitSVM(s []sample, fit *Fit) error {
+func fitCorridor(s []sample, fit *Fit) (svmLine, error) {
 	f := make([]pt, len(s))
 	r := make([]pt, len(s))
 	xlo, xhi := int64(math.MaxInt64), int64(math.MinInt64)
@@ -97,12 +114,12 @@ func fitSVM(s []sample, fit *Fit) error {
 	}
 	l, err := solveSVMWindowed(f, r)
 	if err != nil {
-		return err
+		return l, err
 	}
 	fit.Alpha, fit.Beta, fit.Margin = l.a, l.b, l.d
-	fit.Sigma, fit.AlphaSigma = svmSigma(f, r, l, float64(xlo), float64(xhi))
 	fit.Used = len(s)
-	return nil
+	fit.Sigma, fit.AlphaSigma = svmSigma(f, r, l, float64(xlo), float64(xhi))
+	return l, nil
 }
 
 // svmSigma derives the uncertainty of the svm fit from how sharply the two

@@ -158,7 +158,7 @@ func TestSVMUnbounded(t *testing.T) {
 	}
 }
 
-// TestSVMOnProbes runs the whole estimator on small probe windows against
+// TestSVMOnProbes runs the corridor fit on small probe windows against
 // the reference, with the probes' clock far from Origin.
 func TestSVMOnProbes(t *testing.T) {
 	for seed := range uint64(200) {
@@ -167,7 +167,7 @@ func TestSVMOnProbes(t *testing.T) {
 			c.fwd.queueP, c.fwd.queueM = 0.5, 40e3
 		}
 		probes := generate(c)
-		fit, err := Estimate(probes, Options{Kind: SVM, Origin: c.srcStart, Purity: PurityOff, MinPairs: 2})
+		fit, err := corridorOf(probes, c.srcStart)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,4 +295,12 @@ func TestHulls(t *testing.T) {
 	if h, want := lowerHull(slices.Clone(far)), []pt{{-big, 0}, {0, -big / 2}, {big / 2, -big / 2}, {big, 0}}; !slices.Equal(h, want) {
 		t.Errorf("lowerHull far = %v, want %v", h, want)
 	}
+}
+
+// corridorOf fits the exact maximum-margin corridor (no refinement) to
+// every complete pair of probes.
+func corridorOf(probes []Probe, origin int64) (Fit, error) {
+	var f Fit
+	_, err := fitCorridor(buildSamples(probes, completePairs(probes), origin), &f)
+	return f, err
 }

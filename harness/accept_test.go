@@ -65,9 +65,9 @@ func TestAcceptMesh8Jitter(t *testing.T) {
 	}
 }
 
-// TestAcceptAsymQueueing: every estimator on the same probe stream;
-// minfilter stays within 2µs p99 while regression is biased by the
-// queueing. svm's figure is logged and bounded loosely: see README.
+// TestAcceptAsymQueueing: every estimator on the same probe stream; svm
+// and minfilter stay within 2µs p99 while regression is biased by the
+// queueing.
 func TestAcceptAsymQueueing(t *testing.T) {
 	res, _ := runLibrary(t, "asym-queueing")
 	sy := res.Summary.Sync
@@ -78,11 +78,10 @@ func TestAcceptAsymQueueing(t *testing.T) {
 		logAccuracy(t, k, sy.Estimators[k])
 	}
 	reg, mf, svm := sy.Estimators["regression"], sy.Estimators["minfilter"], sy.Estimators["svm"]
-	if mf.OffsetError.P99 > 2000 {
-		t.Errorf("minfilter p99 %v ns; want ≤ 2µs", mf.OffsetError.P99)
-	}
-	if svm.OffsetError.P99 > 4000 {
-		t.Errorf("svm p99 %v ns; want ≤ 4µs (measured 3.4µs)", svm.OffsetError.P99)
+	for _, k := range []string{"minfilter", "svm"} {
+		if a := sy.Estimators[k]; a.OffsetError.N == 0 || a.OffsetError.P99 > 2000 {
+			t.Errorf("%s p99 %v ns over %d points; want ≤ 2µs", k, a.OffsetError.P99, a.OffsetError.N)
+		}
 	}
 	if reg.OffsetError.P50 < 3*max(mf.OffsetError.P50, svm.OffsetError.P50) || reg.OffsetError.P99 < 5000 {
 		t.Errorf("regression p50 %v p99 %v ns; want clearly biased (≥ 3× the others' p50, p99 ≥ 5µs)", reg.OffsetError.P50, reg.OffsetError.P99)

@@ -110,13 +110,17 @@
 // projecting the rows of W^½ A onto SketchDim = k random ±1/√k vectors
 // (PCG seeded by Options.Seed) gives an unbiased estimate whose relative
 // standard deviation is at most √(2/k), so σ is good to about √(1/2k):
-// 12.5% at k = 32. It costs k conjugate-gradient solves, run as blocks of
-// eight columns on the Jacobi-scaled system to a relative residual of
-// 1e-4 (against solving them exactly this adds a median 1%, worst 3%,
-// on a ring of 400, and nothing measurable on expanders). Measured on a random 8-regular graph of 256 nodes against the
-// exact diagonal (TestSketchAccuracy, four seeds): k = 32 gives a median
-// relative error of σ of 0.098 (U) and 0.077 (Rate), worst 0.39; k = 128
-// gives 0.033 and 0.037, worst 0.18.
+// 17.7% at the default k = 16. It costs k conjugate-gradient solves per
+// system, run as blocks of eight columns on the Jacobi-scaled system to a
+// relative residual of 1e-4 (against solving them exactly this adds a
+// median 1%, worst 3%, on a ring of 400, and nothing measurable on
+// expanders). Measured on a random 8-regular graph of 256 nodes against
+// the exact diagonal (TestSketchAccuracy, four seeds), the median relative
+// error of σ is 0.108 (U) and 0.121 (Rate), worst 0.59, at k = 16; 0.098
+// and 0.077, worst 0.39, at k = 32; 0.033 and 0.037, worst 0.18, at
+// k = 128. k = 16 is the default because it halves the sketch's cost (the
+// larger part of a large Solve) for an uncertainty that is itself an
+// estimate; Options.SketchDim buys more precision where it is wanted.
 //
 // # Precision
 //
@@ -138,7 +142,9 @@
 // the seeded sketch, and there are no goroutines and no clocks. On a
 // random 8-regular graph of 1,024 nodes with both directions of every
 // link (8,192 edges, Sigma 3–48 ns) a Solve, one rejection pass and the
-// sketched covariance included, takes 34–45 ms on one core of a shared
-// 2-core 2.5 GHz Xeon VM, more while neighbours load it
-// (BenchmarkSolve1024); about 70% of it is the sketch's 2×32 solves.
+// sketched covariance included, takes 23–24 ms on one core of a shared
+// 2-core 2.5 GHz Xeon VM (34–40 ms with k = 32), more while neighbours
+// load it (BenchmarkSolve1024); about half of it is the sketch's 2×16
+// solves, and the rate system's take twice the iterations of the offset
+// system's.
 package graphcalc

@@ -58,7 +58,7 @@ type Options struct {
 	// Cholesky); 0 means 256.
 	ExactCovarianceLimit int
 	// SketchDim is the number of random ±1 projections of the approximate
-	// covariance used above ExactCovarianceLimit; 0 means 32.
+	// covariance used above ExactCovarianceLimit; 0 means 16.
 	SketchDim int
 	// Seed seeds the PCG that draws the sketch's projections.
 	Seed uint64

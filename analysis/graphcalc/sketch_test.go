@@ -28,6 +28,7 @@ func TestSketchAccuracy(t *testing.T) {
 		dim                 int
 		wantMedian, wantMax float64
 	}{
+		{16, 0.2, 0.8},
 		{32, 0.15, 0.6},
 		{128, 0.075, 0.3},
 	} {

@@ -181,7 +181,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.ExactCovarianceLimit = 256
 	}
 	if o.SketchDim == 0 {
-		o.SketchDim = 32
+		o.SketchDim = 16
 	}
 	return o, nil
 }
