@@ -142,9 +142,10 @@
 // the seeded sketch, and there are no goroutines and no clocks. On a
 // random 8-regular graph of 1,024 nodes with both directions of every
 // link (8,192 edges, Sigma 3–48 ns) a Solve, one rejection pass and the
-// sketched covariance included, takes 23–24 ms on one core of a shared
-// 2-core 2.5 GHz Xeon VM (34–40 ms with k = 32), more while neighbours
-// load it (BenchmarkSolve1024); about half of it is the sketch's 2×16
-// solves, and the rate system's take twice the iterations of the offset
-// system's.
+// sketched covariance included, takes 23–37 ms on one core of a shared
+// 2-core 2.5 GHz Xeon VM, depending on what its neighbours do
+// (BenchmarkSolve1024); in the same runs BenchmarkSolve1024Sketch32, with
+// 32 projections, takes about 1.5 times as long. About half of it is the
+// sketch's 2×16 solves; the rate system's need twice the iterations of the
+// offset system's.
 package graphcalc
