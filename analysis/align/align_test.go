@@ -1,0 +1,131 @@
+package align
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/chronosync/chronosync/analysis/offsets"
+)
+
+// linearPairs returns n pairs every period of S, with R = rOff + (1+ppm)·S
+// and Gaussian noise of sd on S.
+func linearPairs(n int, sBase int64, period, rOff int64, ppm, sd float64, seed uint64) []Pair {
+	r := rand.New(rand.NewPCG(seed, 1))
+	var p []Pair
+	for k := range n {
+		s := sBase + int64(k)*period
+		tr := rOff + s + int64(ppm*1e-6*float64(s-sBase))
+		p = append(p, Pair{Sys: s + int64(math.Round(sd*r.NormFloat64())), Tracer: tr})
+	}
+	return p
+}
+
+func TestToHostExactOnLine(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sBase int64
+	}{
+		{"near zero", -3_000_000},
+		{"epoch ns", 1_763_800_000_123_456_789},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := linearPairs(5, tc.sBase, 4e9, 777_000_000, 80, 0, 1)
+			m, err := NewSnapshots(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, q := range p {
+				s, _, ext := m.ToHost(q.Tracer)
+				if s != q.Sys || ext {
+					t.Errorf("pair %d: ToHost(%d) = %d (extrapolated %v), want %d", k, q.Tracer, s, ext, q.Sys)
+				}
+			}
+			// Midway between pairs 1 and 2 the line gives the midpoint.
+			a, b := p[1], p[2]
+			s, _, _ := m.ToHost(a.Tracer + (b.Tracer-a.Tracer)/2)
+			if want := a.Sys + (b.Sys-a.Sys)/2; math.Abs(float64(s-want)) > 1 {
+				t.Errorf("midway: %d, want %d", s, want)
+			}
+			if _, _, ext := m.ToHost(p[0].Tracer - 1); !ext {
+				t.Error("before the first pair: not flagged extrapolated")
+			}
+			if _, _, ext := m.ToHost(p[4].Tracer + 1); !ext {
+				t.Error("after the last pair: not flagged extrapolated")
+			}
+		})
+	}
+}
+
+// TestPairSigma: the second-difference estimate recovers the noise of the
+// pairs.
+func TestPairSigma(t *testing.T) {
+	for _, sd := range []float64{0, 50, 400} {
+		m, err := NewSnapshots(linearPairs(400, 0, 4e9, 5e6, -60, sd, 7))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := max(minSigma, sd)
+		if got := m.PairSigma(); math.Abs(got-want) > 0.12*want+1 {
+			t.Errorf("noise %g ns: PairSigma %g", sd, got)
+		}
+	}
+}
+
+func TestNewSnapshotsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		pairs []Pair
+	}{
+		{"none", nil},
+		{"one", []Pair{{1, 1}}},
+		{"equal R", []Pair{{1, 5}, {2, 5}}},
+		{"S backwards", []Pair{{10, 1}, {9, 2}}},
+	} {
+		if _, err := NewSnapshots(tc.pairs); !errors.Is(err, ErrSnapshots) {
+			t.Errorf("%s: error %v, want ErrSnapshots", tc.name, err)
+		}
+	}
+	// Unsorted input is sorted by R.
+	if _, err := NewSnapshots([]Pair{{20, 2}, {10, 1}, {30, 3}}); err != nil {
+		t.Errorf("unsorted pairs: %v", err)
+	}
+}
+
+// TestNodeAlign maps through snapshots and a two-window clock model and
+// checks the result against the model's own arithmetic, the flags, and the
+// uncertainty combination.
+func TestNodeAlign(t *testing.T) {
+	snaps, err := NewSnapshots([]Pair{{Sys: 0, Tracer: 1000}, {Sys: 4e9, Tracer: 4e9 + 1000}, {Sys: 8e9, Tracer: 8e9 + 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	offs := []offsets.Offset{
+		{NodeID: 2, RoundID: 1, WindowStartNS: 0, WindowEndNS: 4e9, OffsetNS: 5000, DriftPPM: 10, UncertaintyNS: 30},
+		{NodeID: 2, RoundID: 2, WindowStartNS: 4e9, WindowEndNS: 8e9, OffsetNS: 45000, DriftPPM: 10, UncertaintyNS: 40},
+	}
+	n := NewNode(2, snaps, offsets.NewIndex(offs))
+	for _, tc := range []struct {
+		r          int64
+		wantGlobal int64
+		wantFlags  Flags
+		wantSigma  float64
+	}{
+		{r: 1000 + 1e9, wantGlobal: 1e9 - 5000 - 10000, wantSigma: 30},
+		{r: 1000 + 5e9, wantGlobal: 5e9 - 45000 - 10000, wantSigma: 40},
+		{r: 1000 + 9e9, wantGlobal: 9e9 - 45000 - 50000, wantFlags: Extrapolated | OutsideWindows, wantSigma: 40},
+	} {
+		got := n.Align(tc.r)
+		if got.Global != tc.wantGlobal || got.Flags != tc.wantFlags || math.Abs(got.Sigma-tc.wantSigma) > 0.5 {
+			t.Errorf("Align(%d) = %+v, want global %d flags %v sigma %g", tc.r, got, tc.wantGlobal, tc.wantFlags, tc.wantSigma)
+		}
+	}
+	// Without offsets the host time is global and NoOffsets is set.
+	if got := NewNode(3, snaps, offsets.NewIndex(offs)).Align(2e9 + 1000); got.Global != 2e9 || got.Flags != NoOffsets {
+		t.Errorf("node without offsets: %+v", got)
+	}
+	if got := NewNode(3, nil, nil).Align(77); got.Global != 77 || got.Flags != NoOffsets || got.Sigma != minSigma {
+		t.Errorf("no snapshots, no offsets: %+v", got)
+	}
+}
