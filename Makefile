@@ -43,16 +43,18 @@ bench:
 clean:
 	rm -rf bin runs
 
-# Protobuf. rounds/syncpb/sync.pb.go is generated from sync.proto and
-# committed, so building needs neither protoc nor the plugin. protoc-gen-go is
-# pinned to the google.golang.org/protobuf version in go.mod and installed into
-# ./bin (gitignored); protoc is the system one (Debian's protobuf-compiler).
+# Protobuf. Each .proto of PROTO_SRC is generated into the .pb.go beside it
+# (PROTO_GEN: rounds/syncpb/sync.pb.go, trace/xplanepb/xplane.pb.go,
+# trace/snapshotpb/snapshot.pb.go) and committed, so building needs neither
+# protoc nor the plugin. protoc-gen-go is pinned to the
+# google.golang.org/protobuf version in go.mod and installed into ./bin
+# (gitignored); protoc is the system one (Debian's protobuf-compiler).
 .PHONY: proto proto-check protoc-gen-go
 
 PROTOC           ?= protoc
 PROTO_MODULE     := github.com/chronosync/chronosync
-PROTO_SRC        := rounds/syncpb/sync.proto
-PROTO_GEN        := rounds/syncpb/sync.pb.go
+PROTO_SRC        := rounds/syncpb/sync.proto trace/xplanepb/xplane.proto trace/snapshotpb/snapshot.proto
+PROTO_GEN        := $(PROTO_SRC:.proto=.pb.go)
 PROTOC_GEN_GO    := bin/protoc-gen-go
 PROTOBUF_VERSION = $(shell $(GO) list -m -f '{{.Version}}' google.golang.org/protobuf)
 PROTOC_FLAGS     = --plugin=protoc-gen-go=$(PROTOC_GEN_GO) --go_opt=module=$(PROTO_MODULE)
@@ -67,12 +69,12 @@ protoc-gen-go:
 		GOBIN=$(CURDIR)/bin $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$$v; \
 	fi
 
-## proto: regenerate rounds/syncpb/sync.pb.go from sync.proto
+## proto: regenerate every .pb.go of PROTO_GEN from its .proto
 proto: protoc-gen-go
 	$(PROTOC_NEEDED)
 	$(PROTOC) $(PROTOC_FLAGS) --go_out=. $(PROTO_SRC)
 
-## proto-check: fail if the committed sync.pb.go is not what `make proto` would write
+## proto-check: fail if a committed .pb.go is not what `make proto` would write
 # The generated header names the protoc version ("// 	protoc        v3.21.12");
 # that line is ignored so that another protoc release does not fail the check.
 # The protoc-gen-go version line is compared: it is pinned by go.mod.
@@ -81,11 +83,20 @@ proto-check: protoc-gen-go
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(PROTOC) $(PROTOC_FLAGS) --go_out="$$tmp" $(PROTO_SRC) || exit 1; \
 	strip='/^\/\/[[:space:]]*protoc[[:space:]]/d'; \
-	sed "$$strip" $(PROTO_GEN) > "$$tmp/committed.go" || exit 1; \
-	sed "$$strip" "$$tmp/$(PROTO_GEN)" > "$$tmp/fresh.go" || exit 1; \
-	if ! diff -u --label "$(PROTO_GEN) (committed)" --label "$(PROTO_GEN) (from $(PROTO_SRC))" \
-		"$$tmp/committed.go" "$$tmp/fresh.go"; then \
-		echo "proto-check: $(PROTO_GEN) is stale: run 'make proto' and commit the result" >&2; \
-		exit 1; \
-	fi; \
-	echo "proto-check: $(PROTO_GEN) is up to date with $(PROTO_SRC)"
+	stale=0; \
+	for src in $(PROTO_SRC); do \
+		gen="$${src%.proto}.pb.go"; \
+		if [ ! -f "$$gen" ]; then \
+			echo "proto-check: $$gen is missing: run 'make proto' and commit the result" >&2; \
+			stale=1; continue; \
+		fi; \
+		sed "$$strip" "$$gen" > "$$tmp/committed.go" || exit 1; \
+		sed "$$strip" "$$tmp/$$gen" > "$$tmp/fresh.go" || exit 1; \
+		if ! diff -u --label "$$gen (committed)" --label "$$gen (from $$src)" \
+			"$$tmp/committed.go" "$$tmp/fresh.go"; then \
+			echo "proto-check: $$gen is stale: run 'make proto' and commit the result" >&2; \
+			stale=1; continue; \
+		fi; \
+		echo "proto-check: $$gen is up to date with $$src"; \
+	done; \
+	exit $$stale
