@@ -1,0 +1,543 @@
+package kineto
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Read reads the Kineto trace at path, plain or gzipped (recognised by the
+// gzip magic bytes, whatever the file's name). Errors are *Error values
+// naming path and a byte offset, except a failure to open the file.
+func Read(path string) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	return Decode(f, path)
+}
+
+// Decode reads a Kineto trace from r, plain or gzipped (recognised by the
+// gzip magic bytes 1f 8b). name names the trace in Trace.Name and in errors.
+//
+// The whole input must be one well-formed trace: a truncated gzip stream or
+// JSON text, or data after the top-level value, is an error, never a partial
+// trace. Errors are *Error values: the name, the byte offset in the JSON
+// text (of the decompressed stream for gzip) and the place, e.g.
+//
+//	read x.json: byte 1234: traceEvents[17].ts: want a number, got "abc"
+func Decode(r io.Reader, name string) (*Trace, error) {
+	return DecodeFilter(r, name, nil)
+}
+
+// DecodeFilter is Decode keeping only the events for which keep returns
+// true (all of them when keep is nil); the others are decoded, checked and
+// dropped, so memory is bounded by the kept events.
+func DecodeFilter(r io.Reader, name string, keep func(Event) bool) (*Trace, error) {
+	br := bufio.NewReader(r)
+	d := &decoder{name: name, keep: keep, intern: map[string]string{}}
+	var src io.Reader = br
+	magic, err := br.Peek(2)
+	switch {
+	case len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &Error{Name: name, Decompressed: true, Err: fmt.Errorf("gzip: %w", err)}
+		}
+		defer zr.Close()
+		src, d.gzip = gzipReader{zr}, true
+	case err != nil && err != io.EOF:
+		return nil, &Error{Name: name, Err: err}
+	}
+	d.dec = json.NewDecoder(src)
+	d.dec.UseNumber()
+	t := &Trace{Name: name, Rank: -1}
+	if err := d.document(t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// gzipReader marks the errors of the gzip stream as such.
+type gzipReader struct{ r *gzip.Reader }
+
+func (g gzipReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("gzip: %w", err)
+	}
+	return n, err
+}
+
+// maxIntern bounds the strings a decoder interns, so that memory stays
+// bounded by the kept events when names are all different.
+const maxIntern = 4096
+
+// decoder is the state of one Decode.
+type decoder struct {
+	dec    *json.Decoder
+	name   string
+	gzip   bool
+	keep   func(Event) bool
+	raw    json.RawMessage   // the last value read, reused
+	intern map[string]string // phases, categories, ids, names, arg keys
+	buf    bytes.Buffer      // for compacting nested args
+}
+
+// path is a place in the document: a top-level key, or an event and one of
+// its keys. It is rendered only for an error.
+type path struct {
+	event int    // index in traceEvents, or -1
+	key   string // "" for the event itself or the top level
+}
+
+var top = path{event: -1}
+
+func topKey(k string) path { return path{event: -1, key: k} }
+
+func (p path) String() string {
+	if p.event < 0 {
+		return p.key
+	}
+	s := "traceEvents[" + strconv.Itoa(p.event) + "]"
+	if p.key != "" {
+		s += "." + p.key
+	}
+	return s
+}
+
+// errUnexpectedEnd is a JSON text that ends inside the top-level value.
+var errUnexpectedEnd = errors.New("unexpected end of JSON input")
+
+// fail turns an error of the json.Decoder (or of the input) into an *Error
+// at p, with the most precise offset it can find: for a syntax error the
+// offending byte, for a truncated input or a read error the number of bytes
+// read.
+func (d *decoder) fail(p path, err error) error {
+	buffered, _ := io.ReadAll(d.dec.Buffered())
+	off := d.dec.InputOffset()
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		// The decoder's own offset counts only some of the bytes it has
+		// read; re-scan what is left of its buffer, which reaches past the
+		// offending byte, for the exact place.
+		var rest json.RawMessage
+		var at *json.SyntaxError
+		if e := json.NewDecoder(bytes.NewReader(buffered)).Decode(&rest); errors.As(e, &at) && at.Offset > 0 {
+			off += at.Offset - 1
+		}
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		off += int64(len(buffered))
+		err = errUnexpectedEnd
+	default:
+		off += int64(len(buffered))
+	}
+	return &Error{Name: d.name, Offset: off, Decompressed: d.gzip, Where: p.String(), Err: err}
+}
+
+// failAt is an error about the value that starts at off.
+func (d *decoder) failAt(off int64, p path, format string, args ...any) error {
+	return &Error{Name: d.name, Offset: off, Decompressed: d.gzip, Where: p.String(), Err: fmt.Errorf(format, args...)}
+}
+
+// token reads the next token.
+func (d *decoder) token(p path) (json.Token, error) {
+	tok, err := d.dec.Token()
+	if err != nil {
+		return nil, d.fail(p, err)
+	}
+	return tok, nil
+}
+
+// delim reads the next token, which must be want ('[', '}' or ']').
+func (d *decoder) delim(p path, want json.Delim) error {
+	tok, err := d.token(p)
+	if err != nil {
+		return err
+	}
+	if tok != want {
+		return d.failAt(d.tokenStart(tok), p, "want %s, got %s", delimName(want), describeToken(tok))
+	}
+	return nil
+}
+
+// tokenStart is the offset at which tok, the token just read, starts. It is
+// exact except for a string written with escapes that encoding/json would
+// not use (such as \u00e9), whose start it places a few bytes late.
+func (d *decoder) tokenStart(tok json.Token) int64 {
+	n := 0
+	switch v := tok.(type) {
+	case json.Delim:
+		n = 1
+	case json.Number:
+		n = len(v)
+	case bool:
+		n = len(strconv.FormatBool(v))
+	case nil:
+		n = len("null")
+	case string:
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(v) // a string always encodes
+		n = b.Len() - 1   // less the newline
+	}
+	return d.dec.InputOffset() - int64(n)
+}
+
+// value reads the next value into d.raw and returns its start offset.
+func (d *decoder) value(p path) (int64, error) {
+	if err := d.dec.Decode(&d.raw); err != nil {
+		return 0, d.fail(p, err)
+	}
+	return d.dec.InputOffset() - int64(len(d.raw)), nil
+}
+
+// document reads the top-level value and checks that nothing follows it.
+func (d *decoder) document(t *Trace) error {
+	tok, err := d.token(top)
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		if err := d.object(t); err != nil {
+			return err
+		}
+	case json.Delim('['):
+		if err := d.events(t); err != nil {
+			return err
+		}
+	default:
+		return d.failAt(d.tokenStart(tok), top, "want a JSON object or array, got %s", describeToken(tok))
+	}
+	switch tok, err := d.dec.Token(); {
+	case err == io.EOF:
+		return nil
+	case err != nil:
+		return d.fail(top, err)
+	default:
+		return d.failAt(d.tokenStart(tok), top, "unexpected data after the top-level value")
+	}
+}
+
+// object reads the top-level object after its '{'.
+func (d *decoder) object(t *Trace) error {
+	seen := false
+	for d.dec.More() {
+		tok, err := d.token(top)
+		if err != nil {
+			return err
+		}
+		k, _ := tok.(string) // the json.Decoder checks that it is a key
+		p := topKey(k)
+		switch k {
+		case "traceEvents":
+			if seen {
+				return d.failAt(d.tokenStart(k), p, "duplicate key")
+			}
+			seen = true
+			if err := d.delim(p, '['); err != nil {
+				return err
+			}
+			if err := d.events(t); err != nil {
+				return err
+			}
+		case "distributedInfo":
+			if err := d.distributedInfo(t); err != nil {
+				return err
+			}
+		case "baseTimeNanoseconds":
+			off, err := d.value(p)
+			if err != nil {
+				return err
+			}
+			if string(d.raw) == "null" {
+				break
+			}
+			v, err := integer(d.raw)
+			if err != nil {
+				return d.failAt(off, p, "%v", err)
+			}
+			t.BaseTimeNs = v
+		default:
+			if _, err := d.value(p); err != nil {
+				return err
+			}
+		}
+	}
+	if err := d.delim(top, '}'); err != nil {
+		return err
+	}
+	if !seen {
+		return d.failAt(d.dec.InputOffset(), top, "no traceEvents")
+	}
+	return nil
+}
+
+// distributedInfo reads the distributedInfo object.
+func (d *decoder) distributedInfo(t *Trace) error {
+	p := topKey("distributedInfo")
+	start, err := d.value(p)
+	if err != nil {
+		return err
+	}
+	switch d.raw[0] {
+	case 'n': // null
+		return nil
+	case '{':
+	default:
+		return d.failAt(start, p, "want an object, got %s", describe(d.raw))
+	}
+	for m := newMembers(d.raw); ; {
+		key, val, off, ok := m.next()
+		if !ok {
+			return nil
+		}
+		k := unquote(key)
+		if string(val) == "null" {
+			continue
+		}
+		var v int64
+		switch k {
+		case "rank":
+			v, err = integer(val)
+			t.Rank = int(v)
+		case "world_size":
+			v, err = integer(val)
+			t.WorldSize = int(v)
+		case "backend":
+			t.Backend, err = text(val)
+		}
+		if err != nil {
+			return d.failAt(start+int64(off), topKey(p.key+"."+k), "%v", err)
+		}
+	}
+}
+
+// events reads the events array after its '['.
+func (d *decoder) events(t *Trace) error {
+	for i := 0; d.dec.More(); i++ {
+		var ev Event
+		if err := d.event(i, &ev); err != nil {
+			return err
+		}
+		if d.keep == nil || d.keep(ev) {
+			t.Events = append(t.Events, ev)
+		}
+	}
+	return d.delim(topKey("traceEvents"), ']')
+}
+
+// event reads traceEvents[i]: the json.Decoder reads (and checks) the whole
+// event, which is then picked apart.
+func (d *decoder) event(i int, ev *Event) error {
+	start, err := d.value(path{event: i})
+	if err != nil {
+		return err
+	}
+	if d.raw[0] != '{' {
+		return d.failAt(start, path{event: i}, "want an object, got %s", describe(d.raw))
+	}
+	for m := newMembers(d.raw); ; {
+		key, val, off, ok := m.next()
+		if !ok {
+			return nil
+		}
+		if string(val) == "null" {
+			continue // null is absent
+		}
+		if bytes.IndexByte(key, '\\') < 0 {
+			key = key[1 : len(key)-1]
+		} else {
+			key = []byte(unquote(key))
+		}
+		switch string(key) {
+		case "ph":
+			ev.Ph, err = d.text(val)
+		case "name":
+			ev.Name, err = d.text(val)
+		case "cat":
+			ev.Cat, err = d.text(val)
+		case "pid":
+			ev.Pid, err = d.id(val)
+		case "tid":
+			ev.Tid, err = d.id(val)
+		case "ts":
+			ev.TsNs, err = micros(val)
+		case "dur":
+			ev.DurNs, err = micros(val)
+		case "args":
+			ev.Args, err = d.args(val)
+		default:
+			continue
+		}
+		if err != nil {
+			return d.failAt(start+int64(off), path{event: i, key: string(key)}, "%v", err)
+		}
+	}
+}
+
+// str returns string(b), interned while the table has room.
+func (d *decoder) str(b []byte) string {
+	if s, ok := d.intern[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(d.intern) < maxIntern {
+		d.intern[s] = s
+	}
+	return s
+}
+
+// text is a JSON string's value, interned.
+func (d *decoder) text(raw []byte) (string, error) {
+	if raw[0] != '"' {
+		return "", fmt.Errorf("want a string, got %s", describe(raw))
+	}
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return d.str(body), nil
+	}
+	return unquote(raw), nil
+}
+
+// text is a JSON string's value.
+func text(raw []byte) (string, error) {
+	if raw[0] != '"' {
+		return "", fmt.Errorf("want a string, got %s", describe(raw))
+	}
+	return unquote(raw), nil
+}
+
+// unquote is the value of a JSON string the json.Decoder has checked.
+func unquote(raw []byte) string {
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body)
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s) // checked syntax: cannot fail
+	return s
+}
+
+// id is a pid or tid: an integer in decimal, or a string as it is.
+func (d *decoder) id(raw []byte) (string, error) {
+	if raw[0] == '"' {
+		return d.text(raw)
+	}
+	if v, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		if s := strconv.FormatInt(v, 10); s != string(raw) {
+			return s, nil // "-0"
+		}
+		return d.str(raw), nil
+	}
+	return "", fmt.Errorf("want an integer or a string, got %s", describe(raw))
+}
+
+// micros is a timestamp or duration in microseconds, as a JSON number or a
+// string holding one, in nanoseconds.
+func micros(raw []byte) (int64, error) {
+	s := string(raw)
+	if raw[0] == '"' {
+		s = unquote(raw)
+	}
+	v, _, ok := parseDecimal(s, 3)
+	if !ok {
+		return 0, fmt.Errorf("want a number, got %s", describe(raw))
+	}
+	return v, nil
+}
+
+// integer is an integer, as a JSON number or a string holding one.
+func integer(raw []byte) (int64, error) {
+	s := string(raw)
+	if raw[0] == '"' {
+		s = unquote(raw)
+	}
+	v, exact, ok := parseDecimal(s, 0)
+	if !ok || !exact {
+		return 0, fmt.Errorf("want an integer, got %s", describe(raw))
+	}
+	return v, nil
+}
+
+// args renders an event's args object; the last of duplicate keys wins.
+func (d *decoder) args(raw []byte) (map[string]string, error) {
+	if raw[0] != '{' {
+		return nil, fmt.Errorf("want an object, got %s", describe(raw))
+	}
+	out := map[string]string{}
+	for m := newMembers(raw); ; {
+		key, val, _, ok := m.next()
+		if !ok {
+			return out, nil
+		}
+		k, _ := d.text(key)
+		switch val[0] {
+		case '"':
+			out[k] = unquote(val)
+		case '{', '[':
+			d.buf.Reset()
+			if err := json.Compact(&d.buf, val); err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err) // checked JSON: cannot happen
+			}
+			out[k] = d.buf.String()
+		default:
+			out[k] = string(val)
+		}
+	}
+}
+
+// describe names a JSON value for an error message: strings, numbers and
+// literals as written (shortened past 40 bytes), arrays and objects by kind.
+func describe(raw []byte) string {
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	const max = 40
+	if len(raw) > max {
+		n := max
+		for n > 0 && !utf8.RuneStart(raw[n]) {
+			n--
+		}
+		return string(raw[:n]) + "…"
+	}
+	return string(raw)
+}
+
+// describeToken names a JSON token for an error message.
+func describeToken(tok json.Token) string {
+	switch v := tok.(type) {
+	case json.Delim:
+		return delimName(v)
+	case string:
+		return describe([]byte(strconv.Quote(v)))
+	case nil:
+		return "null"
+	default:
+		return describe([]byte(fmt.Sprint(v)))
+	}
+}
+
+// delimName names a delimiter for an error message.
+func delimName(d json.Delim) string {
+	switch d {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return fmt.Sprintf("%q", string(d))
+}
