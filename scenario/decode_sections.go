@@ -34,6 +34,36 @@ func defaultSync() Sync {
 	}
 }
 
+// defaultTraining is the training workload's settings where a file writes
+// none. ComputePerStep is 2 × CollectivesPerStep; when a file writes
+// collectives_per_step but not compute_per_step, the decoder doubles the
+// value written instead.
+func defaultTraining() Training {
+	return Training{
+		Steps:              50,
+		CollectivesPerStep: 8,
+		ComputePerStep:     16,
+		Streams:            2,
+		ComputeDuration:    200 * time.Microsecond,
+		CollectiveDuration: 100 * time.Microsecond,
+		Spread:             0.2,
+		LaunchGap:          10 * time.Microsecond,
+		StepGap:            time.Millisecond,
+		Port:               7200,
+		SnapshotPeriod:     4 * time.Second,
+		SnapshotCapacity:   1024,
+	}
+}
+
+// defaultWorkload is the workload of the given kind with its defaults
+// filled in; an unknown kind has none.
+func defaultWorkload(kind WorkloadKind) Workload {
+	if kind == WorkloadTraining {
+		return Workload{Kind: kind, Training: defaultTraining()}
+	}
+	return Workload{Kind: kind}
+}
+
 // defaultProtocol is the protocol of the given kind with its defaults
 // filled in; an unknown kind has none.
 func defaultProtocol(kind ProtocolKind) Protocol {
@@ -50,7 +80,7 @@ func (d *decoder) scenario(n *yaml.Node) *Scenario {
 	s := &Scenario{
 		Seed:     defaultSeed,
 		Topology: Topology{Kind: FullMesh},
-		Workload: Workload{Kind: WorkloadNone},
+		Workload: defaultWorkload(WorkloadNone),
 		Protocol: defaultProtocol(ProtocolPing),
 	}
 	m := d.fields(n, "", "name", "description", "seed", "duration", "nodes",
@@ -73,8 +103,7 @@ func (d *decoder) scenario(n *yaml.Node) *Scenario {
 	field(m, "", "links", d.links, &s.Links)
 	field(m, "", "faults", d.faults, &s.Faults)
 	if w, ok := m["workload"]; ok {
-		wm := d.fields(w, "workload", "kind")
-		field(wm, "workload", "kind", d.str, (*string)(&s.Workload.Kind))
+		s.Workload = d.workload(w, "workload")
 	}
 	if p, ok := m["protocol"]; ok {
 		s.Protocol = d.protocol(p, "protocol")
@@ -168,6 +197,77 @@ func (d *decoder) protocol(n *yaml.Node, path string) Protocol {
 	field(m, path, "consensus_gain", d.number, &y.ConsensusGain)
 	field(m, path, "converged_from", d.integer, &y.ConvergedFrom)
 	return p
+}
+
+// trainingKeys are the keys of a training workload besides kind, in the
+// order Marshal writes them.
+var trainingKeys = []string{"steps", "collectives_per_step", "compute_per_step", "streams",
+	"compute_duration", "collective_duration", "spread", "launch_gap", "step_gap",
+	"start_delay", "port", "snapshot_period", "snapshot_capacity"}
+
+// workloadKeys are the keys a workload of the given kind may have. An
+// unknown kind allows every key, so that the only error reported is the
+// kind's.
+func workloadKeys(kind WorkloadKind) []string {
+	keys := []string{"kind"}
+	if kind == WorkloadNone {
+		return keys
+	}
+	return append(keys, trainingKeys...) // training, or an unknown kind
+}
+
+// workloadOwner names the workload kind a key belongs to, or "".
+func workloadOwner(k string) string {
+	if slices.Contains(trainingKeys, k) {
+		return string(WorkloadTraining)
+	}
+	return ""
+}
+
+// workload decodes the workload section: its kind (default none) decides
+// which keys it may have and which defaults are filled in.
+func (d *decoder) workload(n *yaml.Node, path string) Workload {
+	kind := WorkloadNone
+	if k, ok := kindOf(n); ok {
+		kind = WorkloadKind(k)
+	}
+	m := d.kindFields(n, path, string(kind), workloadOwner, workloadKeys(kind))
+	field(m, path, "kind", d.str, (*string)(&kind))
+	w := defaultWorkload(kind)
+	t := &w.Training
+	field(m, path, "steps", d.integer, &t.Steps)
+	field(m, path, "collectives_per_step", d.integer, &t.CollectivesPerStep)
+	// compute_per_step defaults to twice the collectives written; where
+	// those are out of range, it keeps its default, so that the only error
+	// reported is collectives_per_step's.
+	if c := t.CollectivesPerStep; kind == WorkloadTraining && c >= 1 && c <= maxTrainingCollectives {
+		t.ComputePerStep = 2 * c
+	}
+	field(m, path, "compute_per_step", d.integer, &t.ComputePerStep)
+	field(m, path, "streams", d.integer, &t.Streams)
+	field(m, path, "compute_duration", d.duration, &t.ComputeDuration)
+	field(m, path, "collective_duration", d.duration, &t.CollectiveDuration)
+	field(m, path, "spread", d.number, &t.Spread)
+	field(m, path, "launch_gap", d.duration, &t.LaunchGap)
+	field(m, path, "step_gap", d.duration, &t.StepGap)
+	field(m, path, "start_delay", d.duration, &t.StartDelay)
+	field(m, path, "port", d.port, &t.Port)
+	field(m, path, "snapshot_period", d.duration, &t.SnapshotPeriod)
+	field(m, path, "snapshot_capacity", d.integer, &t.SnapshotCapacity)
+	return w
+}
+
+// port decodes a port number, 1..65535.
+func (d *decoder) port(n *yaml.Node, path string) (uint16, bool) {
+	v, ok := d.integer(n, path)
+	if !ok {
+		return 0, false
+	}
+	if v < 1 || v > 65535 {
+		d.errorf(deref(n), path, "port %d is out of range; expected a port number from 1 to 65535", v)
+		return 0, false
+	}
+	return uint16(v), true
 }
 
 func (d *decoder) topology(n *yaml.Node, path string, t *Topology) {

@@ -12,7 +12,7 @@ import (
 // small scenarios.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("../scenarios/*.yaml")
-	files = append(files, "testdata/full.yaml", "testdata/sync.yaml")
+	files = append(files, "testdata/full.yaml", "testdata/sync.yaml", "testdata/training.yaml")
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -24,6 +24,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(withHead("links:", "  default: &d {delay: 1ms}", "  overrides:", "    - {from: 0, to: 1, <<: *d}")))
 	f.Add([]byte(withHead("protocol: {kind: sync, interval: 1s, adaptive_window: {min: 1s, max: 8s}}")))
 	f.Add([]byte(withHead("protocol: {kind: sync, mode: consensus, rounds: 2, window: 5s, consensus_gain: 1}")))
+	f.Add([]byte(trainHead("  collectives_per_step: 3", "  spread: 0", "  start_delay: 9s", "  port: 7101")))
+	f.Add([]byte(withHead("workload: {kind: none, steps: 1}")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("fuzz.yaml", data)
 		if err != nil {

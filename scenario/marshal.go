@@ -46,9 +46,7 @@ func (s *Scenario) Marshal() ([]byte, error) {
 		}
 		add(root, "faults", faults)
 	}
-	work := mapping()
-	add(work, "kind", str(string(s.Workload.Kind)))
-	add(root, "workload", work)
+	add(root, "workload", workloadNode(s.Workload))
 	add(root, "protocol", protocolNode(s.Protocol))
 
 	var buf bytes.Buffer
@@ -310,6 +308,31 @@ func protocolNode(p Protocol) *yaml.Node {
 	add(n, "step_threshold", dur(y.StepThreshold))
 	add(n, "consensus_gain", plain(formatFloat(y.ConsensusGain)))
 	add(n, "converged_from", integer(y.ConvergedFrom))
+	return n
+}
+
+// workloadNode writes the workload with every key of its kind, defaults
+// included, in the order of workloadKeys.
+func workloadNode(w Workload) *yaml.Node {
+	n := mapping()
+	add(n, "kind", str(string(w.Kind)))
+	if w.Kind != WorkloadTraining {
+		return n
+	}
+	t := w.Training
+	add(n, "steps", integer(t.Steps))
+	add(n, "collectives_per_step", integer(t.CollectivesPerStep))
+	add(n, "compute_per_step", integer(t.ComputePerStep))
+	add(n, "streams", integer(t.Streams))
+	add(n, "compute_duration", dur(t.ComputeDuration))
+	add(n, "collective_duration", dur(t.CollectiveDuration))
+	add(n, "spread", plain(formatFloat(t.Spread)))
+	add(n, "launch_gap", dur(t.LaunchGap))
+	add(n, "step_gap", dur(t.StepGap))
+	add(n, "start_delay", dur(t.StartDelay))
+	add(n, "port", integer(int(t.Port)))
+	add(n, "snapshot_period", dur(t.SnapshotPeriod))
+	add(n, "snapshot_capacity", integer(t.SnapshotCapacity))
 	return n
 }
 

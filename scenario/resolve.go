@@ -30,7 +30,9 @@ type Resolved struct {
 	// appended as one more group. link_flap faults have Count >= 1.
 	// clock_step faults are listed here only, not in Clock.Steps: the
 	// fault injector applies them when they fire.
-	Faults   []Fault
+	Faults []Fault
+	// Workload is the scenario's workload as decoded, defaults included
+	// (Workload.Training for a training workload).
 	Workload Workload
 	Protocol Protocol
 }

@@ -41,7 +41,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no library files: %v", err)
 	}
-	files = append(files, "testdata/full.yaml", "testdata/sync.yaml")
+	files = append(files, "testdata/full.yaml", "testdata/sync.yaml", "testdata/training.yaml")
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			s, err := Load(f)

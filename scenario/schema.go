@@ -244,12 +244,42 @@ type WorkloadKind string
 
 // The workloads.
 const (
-	WorkloadNone WorkloadKind = "none" // no application traffic
+	// WorkloadNone runs no application: no traffic and no traces.
+	WorkloadNone WorkloadKind = "none"
+
+	// WorkloadTraining is a simulated distributed training loop: steps of
+	// compute kernels and collectives on several GPU streams per node,
+	// traced on the tracer clock R, with (S, R) snapshots. It is
+	// configured by [Workload.Training] and needs [ProtocolSync], whose
+	// offsets place the nodes' traces on one timeline.
+	WorkloadTraining WorkloadKind = "training"
 )
 
-// Workload is the traced application the nodes run.
+// Workload is the traced application the nodes run. Only the fields of
+// Kind are set: Training for WorkloadTraining; for WorkloadNone it is zero.
 type Workload struct {
-	Kind WorkloadKind // default WorkloadNone
+	Kind     WorkloadKind // default WorkloadNone
+	Training Training     // training: its settings
+}
+
+// Training configures WorkloadTraining. The decoder fills in the defaults
+// below for the keys a file does not write; a Training built in code sets
+// every field itself (Validate rejects the zero values where they are not
+// allowed). Kernel durations are on each node's host clock.
+type Training struct {
+	Steps              int           // training steps, 1..1<<20; default 50
+	CollectivesPerStep int           // 1..1024; default 8
+	ComputePerStep     int           // compute kernels per step, 0..4096; default 2 × CollectivesPerStep
+	Streams            int           // GPU streams per node, 1..64; default 2
+	ComputeDuration    time.Duration // mean compute kernel duration, > 0; default 200us
+	CollectiveDuration time.Duration // mean collective duration, > 0; default 100us
+	Spread             float64       // ± fraction drawn uniformly per kernel, [0, 1); default 0.2
+	LaunchGap          time.Duration // host time between launches, > 0; default 10us
+	StepGap            time.Duration // host time between steps, > 0; default 1ms
+	StartDelay         time.Duration // when step 0 may start on each host clock, [0, Duration); default 0
+	Port               uint16        // the workload's stream port, not the sync protocol's; default 7200
+	SnapshotPeriod     time.Duration // (S, R) snapshot sampling period, (0, Duration]; default 4s
+	SnapshotCapacity   int           // snapshot ring buffer size, >= 2; default 1024
 }
 
 // ProtocolKind names the synchronization protocol the nodes run.

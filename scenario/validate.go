@@ -22,6 +22,7 @@ func (s *Scenario) Validate() error {
 	v.links()
 	v.faults()
 	v.protocol()
+	v.workload()
 	if linked := staticLinked(s.Topology, s.Nodes); linked != nil && len(v.list) == 0 {
 		v.edges(linked, s.Nodes > 1)
 	}
@@ -85,9 +86,6 @@ func (v *validator) top() {
 	v.positive("duration", "duration", s.Duration)
 	if s.Nodes < 1 {
 		v.addf("nodes", "%d nodes; expected at least 1", s.Nodes)
-	}
-	if s.Workload.Kind != WorkloadNone {
-		v.addf("workload.kind", "unknown workload kind %q; expected: none", s.Workload.Kind)
 	}
 }
 
