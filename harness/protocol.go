@@ -28,6 +28,9 @@ type protocol interface {
 func newProtocol(sc *scenario.Scenario, r *scenario.Resolved) (protocol, error) {
 	switch sc.Protocol.Kind {
 	case scenario.ProtocolSync:
+		if sc.Workload.Kind == scenario.WorkloadTraining {
+			return newTracedProtocol(sc, r)
+		}
 		return newSyncProtocol(sc, r)
 	case scenario.ProtocolPing, "":
 		cfg := ping.Config{Interval: sc.Protocol.Interval, Payload: max(sc.Protocol.Payload, ping.HeaderSize)}

@@ -238,7 +238,10 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 		return nil, err
 	}
 	res := &Result{Manifest: m, Summary: sum, Wall: wall}
-	if sp, ok := proto.(*syncProtocol); ok {
+	switch sp := proto.(type) {
+	case *syncProtocol:
+		res.Estimates = sp.graphcalc
+	case *tracedProtocol:
 		res.Estimates = sp.graphcalc
 	}
 	return res, nil

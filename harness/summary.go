@@ -13,17 +13,18 @@ import (
 // Summary is summary.json: the outcome of a run. Like the manifest it
 // holds nothing that varies between equal runs.
 type Summary struct {
-	Scenario  string       `json:"scenario"`
-	Seed      uint64       `json:"seed"`
-	Backend   string       `json:"backend"`
-	Nodes     int          `json:"nodes"`
-	Virtual   float64      `json:"virtual_seconds"`
-	Events    uint64       `json:"events"`
-	EventHash string       `json:"event_hash"`
-	Protocol  string       `json:"protocol"`
-	Network   NetworkStats `json:"network"`
-	Ping      *PingSummary `json:"ping,omitempty"`
-	Sync      *SyncSummary `json:"sync,omitempty"`
+	Scenario  string        `json:"scenario"`
+	Seed      uint64        `json:"seed"`
+	Backend   string        `json:"backend"`
+	Nodes     int           `json:"nodes"`
+	Virtual   float64       `json:"virtual_seconds"`
+	Events    uint64        `json:"events"`
+	EventHash string        `json:"event_hash"`
+	Protocol  string        `json:"protocol"`
+	Network   NetworkStats  `json:"network"`
+	Ping      *PingSummary  `json:"ping,omitempty"`
+	Sync      *SyncSummary  `json:"sync,omitempty"`
+	Trace     *TraceSummary `json:"trace,omitempty"`
 }
 
 // NetworkStats add up the link models' counters over every directed link.
@@ -84,7 +85,43 @@ func (r *Result) Print(w io.Writer) {
 	if sy := s.Sync; sy != nil {
 		printSync(w, sy, r.Estimates)
 	}
+	if t := s.Trace; t != nil {
+		fmt.Fprintf(w, "trace: %d nodes, %d events, %d snapshot pairs\n", t.Nodes, t.Events, t.Snapshots)
+		fmt.Fprintf(w, "  validate raw:      Violations: %d, Overlaps: %d, Warnings: %d\n", t.Raw.Violations, t.Raw.Overlaps, t.Raw.Warnings)
+		fmt.Fprintf(w, "  validate combined: Violations: %d, Overlaps: %d, Warnings: %d\n", t.Combined.Violations, t.Combined.Overlaps, t.Combined.Warnings)
+		e := t.ErrorNS
+		fmt.Fprintf(w, "  |aligned − true start| p50 %v  p99 %v  max %v; max %.2f reported σ\n", ns(e.P50), ns(e.P99), ns(e.Max), t.ErrorSigmas.Max)
+		if len(t.Unfinished) > 0 {
+			fmt.Fprintf(w, "  workload unfinished on nodes %v\n", t.Unfinished)
+		}
+	}
 	fmt.Fprintf(w, "run directory: %s\n", r.Dir)
 }
 
 func ns(v float64) time.Duration { return time.Duration(v).Round(time.Nanosecond) }
+
+// TraceSummary is a traced run's outcome: the happens-before check of the
+// raw per-node traces and of the combined trace, and how far each aligned
+// event lies from its true start.
+type TraceSummary struct {
+	Nodes      int   `json:"nodes"`
+	Events     int   `json:"events"`
+	Snapshots  int   `json:"snapshot_pairs"`
+	Unfinished []int `json:"unfinished_nodes,omitempty"` // nodes whose workload did not finish
+	// Raw is validate on the per-node traces, each on its own tracer
+	// clock; Combined on the combined trace.
+	Raw      ValidateCounts `json:"raw"`
+	Combined ValidateCounts `json:"combined"`
+	// AlignedEvents were compared with the truth: ErrorNS is |aligned −
+	// true start|, ErrorSigmas that over the event's reported uncertainty.
+	AlignedEvents int           `json:"aligned_events"`
+	ErrorNS       stats.Summary `json:"error_ns"`
+	ErrorSigmas   stats.Summary `json:"error_sigmas"`
+}
+
+// ValidateCounts are the totals of a happens-before check.
+type ValidateCounts struct {
+	Violations int `json:"violations"`
+	Overlaps   int `json:"overlaps"`
+	Warnings   int `json:"warnings"`
+}

@@ -80,12 +80,20 @@ func TestNewSnapshotsErrors(t *testing.T) {
 	}{
 		{"none", nil},
 		{"one", []Pair{{1, 1}}},
-		{"equal R", []Pair{{1, 5}, {2, 5}}},
+		{"equal R, merged to one", []Pair{{1, 5}, {2, 5}}},
 		{"S backwards", []Pair{{10, 1}, {9, 2}}},
 	} {
 		if _, err := NewSnapshots(tc.pairs); !errors.Is(err, ErrSnapshots) {
 			t.Errorf("%s: error %v, want ErrSnapshots", tc.name, err)
 		}
+	}
+	// Pairs of equal R are merged at their mean S.
+	m, err := NewSnapshots([]Pair{{Sys: 100, Tracer: 10}, {Sys: 300, Tracer: 20}, {Sys: 310, Tracer: 20}})
+	if err != nil || m.Len() != 2 {
+		t.Fatalf("equal R: %v, %d pairs", err, m.Len())
+	}
+	if s, _, _ := m.ToHost(20); s != 305 {
+		t.Errorf("merged pair: ToHost(20) = %d, want 305", s)
 	}
 	// Unsorted input is sorted by R.
 	if _, err := NewSnapshots([]Pair{{20, 2}, {10, 1}, {30, 3}}); err != nil {

@@ -32,8 +32,9 @@ type Snapshots struct {
 	sigma float64
 }
 
-// NewSnapshots sorts the pairs by R and checks them: at least two, and S
-// strictly increasing with R (a clock that stands still or runs backwards
+// NewSnapshots sorts the pairs by R, merges pairs of equal R (see
+// mergeEqualR), and checks them:
+// at least two, and S strictly increasing with R (a clock that stands still or runs backwards
 // between two snapshots cannot be interpolated).
 func NewSnapshots(pairs []Pair) (*Snapshots, error) {
 	if len(pairs) < 2 {
@@ -41,6 +42,10 @@ func NewSnapshots(pairs []Pair) (*Snapshots, error) {
 	}
 	p := slices.Clone(pairs)
 	slices.SortStableFunc(p, func(a, b Pair) int { return cmp.Compare(a.Tracer, b.Tracer) })
+	p = mergeEqualR(p)
+	if len(p) < 2 {
+		return nil, fmt.Errorf("%w: %d distinct pairs, need at least 2", ErrSnapshots, len(p))
+	}
 	for i := 1; i < len(p); i++ {
 		if p[i].Tracer <= p[i-1].Tracer || p[i].Sys <= p[i-1].Sys {
 			return nil, fmt.Errorf("%w: pairs %d and %d (R %d, %d; S %d, %d) are not strictly increasing in both clocks",
@@ -50,13 +55,34 @@ func NewSnapshots(pairs []Pair) (*Snapshots, error) {
 	return &Snapshots{p: p, sigma: pairSigma(p)}, nil
 }
 
+// mergeEqualR replaces each run of pairs with the same R (the same
+// snapshot taken twice, or a tracer clock too coarse to tell two
+// snapshots apart) by one pair at their mean S. p is sorted by R.
+func mergeEqualR(p []Pair) []Pair {
+	out := p[:0]
+	for i := 0; i < len(p); {
+		j, sum := i, 0.0
+		for ; j < len(p) && p[j].Tracer == p[i].Tracer; j++ {
+			sum += float64(p[j].Sys - p[i].Sys)
+		}
+		out = append(out, Pair{Tracer: p[i].Tracer, Sys: p[i].Sys + int64(math.Round(sum/float64(j-i)))})
+		i = j
+	}
+	return out
+}
+
 // pairSigma estimates one pair's error from the second differences: with
 // independent errors of σ on every pair, an inner pair b lies off the chord
 // of its neighbours a and c, at fraction u of the way from a to c, by
 // e_b − (1−u)·e_a − u·e_c, of variance σ²·(1 + (1−u)² + u²). The read skew
 // of a pair (the time between its two reads) and any curvature of R against
-// S over two periods both show up there. With fewer than three pairs
-// nothing can be estimated and minSigma is returned.
+// S over two periods both show up there.
+//
+// A run often has only a handful of pairs (one every 4 s), and a variance
+// estimated from k second differences is itself uncertain by √(2/k); so
+// the returned σ is the estimate's upper 95% confidence bound,
+// σ̂·√(k/χ²₀.₀₅(k)) (×3.0 for k = 3, ×2.1 for k = 5, ×1.4 for k = 20). With
+// fewer than three pairs nothing can be estimated and minSigma is returned.
 func pairSigma(p []Pair) float64 {
 	if len(p) < 3 {
 		return minSigma
@@ -68,13 +94,25 @@ func pairSigma(p []Pair) float64 {
 		d := float64(b.Sys-a.Sys) - u*float64(c.Sys-a.Sys)
 		ss += d * d / (1 + (1-u)*(1-u) + u*u)
 	}
-	return max(minSigma, math.Sqrt(ss/float64(len(p)-2)))
+	k := float64(len(p) - 2)
+	return max(minSigma, math.Sqrt(ss/k)*math.Sqrt(k/chi2Lower(k)))
+}
+
+// chi2Lower is the 5% quantile of the χ² distribution with k degrees of
+// freedom, by the Wilson–Hilferty approximation (within 7% of the exact
+// value for k ≥ 1; floored so that k = 1 gives a factor of about 5).
+func chi2Lower(k float64) float64 {
+	const z = -1.6449 // the standard normal's 5% quantile
+	h := 2 / (9 * k)
+	c := 1 - h + z*math.Sqrt(h)
+	return max(k/25, k*c*c*c)
 }
 
 // Len is the number of pairs.
 func (m *Snapshots) Len() int { return len(m.p) }
 
-// PairSigma is the estimated 1σ error of one pair, ns.
+// PairSigma is the estimated 1σ error of one pair, ns (an upper
+// confidence bound, see pairSigma).
 func (m *Snapshots) PairSigma() float64 { return m.sigma }
 
 // Span returns the first and last pair's R.
@@ -82,7 +120,8 @@ func (m *Snapshots) Span() (first, last int64) { return m.p[0].Tracer, m.p[len(m
 
 // ToHost maps a tracer reading r to the host clock, rounded to the ns.
 // Between two pairs it interpolates, and the uncertainty is that of the two
-// pairs' errors weighted by the interpolation; outside the pairs it
+// pairs' errors weighted by the interpolation plus the reading's own (taken
+// as large as a pair's); outside the pairs it
 // extrapolates along the nearest segment and reports extrapolated, and the
 // uncertainty grows with the distance in units of that segment's length
 // (the rate between the clocks is known no better than from that segment).
@@ -97,7 +136,9 @@ func (m *Snapshots) ToHost(r int64) (s int64, sigma float64, extrapolated bool) 
 	u := diff(r, a.Tracer) / float64(b.Tracer-a.Tracer)
 	s = a.Sys + int64(math.Round(u*float64(b.Sys-a.Sys)))
 	extrapolated = u < 0 || u > 1
-	sigma = m.sigma * math.Sqrt((1-u)*(1-u)+u*u)
+	// The pairs' errors, weighted by the interpolation, and the reading's
+	// own: a tracer reading is as noisy as a pair at most.
+	sigma = m.sigma * math.Sqrt((1-u)*(1-u)+u*u+1)
 	return s, max(minSigma, sigma), extrapolated
 }
 

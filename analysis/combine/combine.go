@@ -1,0 +1,450 @@
+// Package combine merges per-node traces into one trace on the global
+// timeline: each node's XSpace is read, its events are mapped from the
+// tracer clock R to the host clock S by the node's snapshot pairs and on
+// to global time by GraphCalc's offsets (package align), its planes are
+// renamed so that every node's activity shows as its own device in XLA's
+// tools and Perfetto, and the result is written as combined.xplane.pb,
+// combined.trace.json.gz and combined.metadata.json, optionally with the
+// collective happens-before check (package validate).
+//
+// Memory: nodes are processed one at a time and streamed out, so the
+// combiner holds one node's decoded XSpace (protobuf's in-memory form, a
+// few times the file's size) plus, for every node, its metadata record and
+// its collective invocations (32 bytes each plus the op name), never the
+// whole combined trace.
+package combine
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/google/renameio/v2"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/chronosync/chronosync/analysis/align"
+	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/analysis/stats"
+	"github.com/chronosync/chronosync/analysis/validate"
+	"github.com/chronosync/chronosync/trace/xplanepb"
+	"github.com/chronosync/chronosync/trace/xspace"
+)
+
+// MemoryBound states the combiner's memory bound; metadata.json repeats it.
+const MemoryBound = "one node's decoded XSpace plus, per node, its metadata and collective invocations"
+
+// Input is one node's files.
+type Input struct {
+	Node      int
+	Trace     string // the node's .xplane.pb
+	Snapshots string // its .snapshots.pb; "" when it has none
+}
+
+// Options configure Combine.
+type Options struct {
+	// Offsets is GraphCalc's offsets.jsonl or a legacy midpoint file; ""
+	// aligns tracer to host clocks only.
+	Offsets string
+	// NoCorrection merges and renames without touching any timestamp.
+	NoCorrection bool
+	// PlanePrefix is put before the /node:<id> of the planes named after
+	// their node (clock metadata, and non-GPU planes of nodes > 0).
+	PlanePrefix string
+	// Output is the combined XSpace's path (conventionally
+	// combined.xplane.pb); the other outputs go beside it, named by its
+	// base: <base>.trace.json.gz, <base>.metadata.json and, with Validate,
+	// <base>.validate.json.
+	Output string
+	// NoTraceJSON skips the Chrome trace export.
+	NoTraceJSON bool
+	// Validate runs the collective happens-before check on the result.
+	Validate bool
+	// PrintEvents, when set, receives one line per event with its raw and
+	// aligned time.
+	PrintEvents io.Writer
+	// Logger reports progress, one line per node; nil is silent.
+	Logger *slog.Logger
+}
+
+// Result is what Combine produced.
+type Result struct {
+	Metadata Metadata
+	Report   *validate.Report // nil without Options.Validate
+	Files    []string
+}
+
+// OutputBase is the common prefix of the outputs for an XSpace path.
+func OutputBase(output string) string {
+	for _, ext := range []string{".xplane.pb", ".xspace", ".pb"} {
+		if b, ok := strings.CutSuffix(output, ext); ok {
+			return b
+		}
+	}
+	return output
+}
+
+// Combine merges the inputs; see the package documentation. Every output
+// is written atomically: on an error none of them is left behind.
+func Combine(inputs []Input, o Options) (*Result, error) {
+	if len(inputs) == 0 {
+		return nil, errors.New("combine: no traces")
+	}
+	if o.Output == "" {
+		return nil, errors.New("combine: no output path")
+	}
+	seen := map[int]string{}
+	for _, in := range inputs {
+		if prev, ok := seen[in.Node]; ok {
+			return nil, fmt.Errorf("combine: %s and %s are both node %d", prev, in.Trace, in.Node)
+		}
+		seen[in.Node] = in.Trace
+	}
+	inputs = slices.Clone(inputs)
+	slices.SortStableFunc(inputs, func(a, b Input) int { return a.Node - b.Node })
+
+	c := &combiner{o: o, md: Metadata{Corrected: !o.NoCorrection, MemoryBound: MemoryBound}}
+	if err := c.loadOffsets(); err != nil {
+		return nil, err
+	}
+	out, err := c.open()
+	if err != nil {
+		return nil, err
+	}
+	defer out.cleanup()
+	var nodes []validate.Node
+	for _, in := range inputs {
+		ops, err := c.node(in)
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, validate.Node{ID: in.Node, Source: in.Trace, Ops: ops})
+	}
+	if err := c.finish(); err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	if o.Validate {
+		res.Report = validate.Check(nodes)
+		path := OutputBase(o.Output) + ".validate.json"
+		c.md.Validate = &ValidateBrief{Violations: res.Report.Violations, Overlaps: res.Report.Overlaps,
+			Warnings: res.Report.Warnings, Report: c.rel(path)}
+		if err := out.add(path, res.Report.WriteJSON); err != nil {
+			return nil, err
+		}
+	}
+	mdPath := OutputBase(o.Output) + ".metadata.json"
+	if err := out.add(mdPath, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c.md)
+	}); err != nil {
+		return nil, err
+	}
+	files, err := out.commit()
+	if err != nil {
+		return nil, err
+	}
+	res.Metadata, res.Files = c.md, files
+	return res, nil
+}
+
+// combiner is one Combine call's state.
+type combiner struct {
+	o       Options
+	md      Metadata
+	offs    *offsets.Index
+	windows map[int]int // offset windows per node
+	space   *spaceWriter
+	json    *traceJSON
+	nextID  int64
+	names   map[string]string // output plane name → the input it came from
+	hosts   []string
+	meta    []*xplanepb.XPlane // clock_metadata planes, written last
+}
+
+func (c *combiner) loadOffsets() error {
+	if c.o.NoCorrection || c.o.Offsets == "" {
+		return nil
+	}
+	runID, offs, err := readOffsets(c.o.Offsets)
+	if err != nil {
+		return fmt.Errorf("combine: %w", err)
+	}
+	c.md.RunID, c.md.Offsets = runID, c.rel(c.o.Offsets)
+	c.offs = offsets.NewIndex(offs)
+	c.windows = map[int]int{}
+	for _, r := range offs {
+		c.windows[r.NodeID]++
+	}
+	return nil
+}
+
+// node aligns, renames and writes one node's planes.
+func (c *combiner) node(in Input) ([]validate.Op, error) {
+	space, err := xspace.Read(in.Trace)
+	if err != nil {
+		return nil, fmt.Errorf("combine: %w", err)
+	}
+	md := NodeMetadata{ID: in.Node, Trace: c.rel(in.Trace), Hostname: fmt.Sprintf("node%d", in.Node), OffsetWindows: c.windows[in.Node]}
+	if len(space.Hostnames) > 0 && space.Hostnames[0] != "" {
+		md.Hostname = space.Hostnames[0]
+	}
+	if err := c.checkTraceNode(in, space); err != nil {
+		return nil, err
+	}
+	ns := &nodeState{id: in.Node, md: &md}
+	if !c.o.NoCorrection {
+		snaps, err := c.snapshots(in, &md)
+		if err != nil {
+			return nil, err
+		}
+		ns.al = align.NewNode(in.Node, snaps, c.offs)
+	}
+	rn := &renamer{node: in.Node, prefix: c.o.PlanePrefix}
+	for _, p := range space.Planes {
+		name, err := rn.rename(p.Name)
+		if err != nil {
+			return nil, fmt.Errorf("combine: %s: %w", in.Trace, err)
+		}
+		if prev, dup := c.names[name]; dup {
+			return nil, fmt.Errorf("combine: %s: plane %s would be named %s, as a plane of %s already is", in.Trace, p.Name, name, prev)
+		}
+		c.names[name] = in.Trace
+		md.Planes = append(md.Planes, PlaneRename{From: p.Name, To: name})
+		skew := ns.alignPlane(p, strings.HasPrefix(p.Name, gpuPrefix))
+		p.Name = name
+		addPlaneStats(p, in.Node, md.Hostname, skew)
+		if err := c.writePlane(p); err != nil {
+			return nil, err
+		}
+		if err := c.printEvents(in.Node, p); err != nil {
+			return nil, err
+		}
+	}
+	md.ClockSkewNS = ns.firstCorr / 1000
+	if len(ns.sigmas) > 0 {
+		md.UncertaintyP50NS = stats.Median(ns.sigmas)
+		md.UncertaintyMaxNS = slices.Max(ns.sigmas)
+	}
+	c.hosts = append(c.hosts, md.Hostname)
+	c.meta = append(c.meta, clockMetadataPlane(rn.nodePrefix()+"/clock_metadata", &md))
+	c.md.Nodes = append(c.md.Nodes, md)
+	c.md.Events += md.Events
+	if c.o.Logger != nil {
+		c.o.Logger.Info("combined node", "node", in.Node, "trace", in.Trace, "events", md.Events,
+			"max_correction_ns", md.MaxCorrectionNS, "uncertainty_p50_ns", md.UncertaintyP50NS)
+	}
+	return ns.ops, nil
+}
+
+// snapshots reads and checks the node's snapshot file; with none, the
+// node's tracer clock is taken as its host clock and that is recorded.
+func (c *combiner) snapshots(in Input, md *NodeMetadata) (*align.Snapshots, error) {
+	if in.Snapshots == "" {
+		md.MissingSnapshots = 1
+		return nil, nil
+	}
+	sp, err := xspace.ReadSnapshots(in.Snapshots)
+	if err != nil {
+		return nil, fmt.Errorf("combine: %w", err)
+	}
+	if sp.NodeId != int64(in.Node) {
+		return nil, fmt.Errorf("combine: node id mismatch: %s is node %d but %s is node %d", in.Trace, in.Node, in.Snapshots, sp.NodeId)
+	}
+	if c.md.RunID != "" && sp.RunId != "" && sp.RunId != c.md.RunID {
+		return nil, fmt.Errorf("combine: run id mismatch: %s is run %q but %s is run %q", c.o.Offsets, c.md.RunID, in.Snapshots, sp.RunId)
+	}
+	if c.md.RunID == "" {
+		c.md.RunID = sp.RunId
+	}
+	pairs := make([]align.Pair, len(sp.Pairs))
+	for i, q := range sp.Pairs {
+		pairs[i] = align.Pair{Sys: q.SysClockNs, Tracer: q.TracerClockNs}
+	}
+	snaps, err := align.NewSnapshots(pairs)
+	if err != nil {
+		return nil, fmt.Errorf("combine: %s: %w", in.Snapshots, err)
+	}
+	md.Snapshots, md.SnapshotPairs = c.rel(in.Snapshots), snaps.Len()
+	md.SamplingPeriodNS, md.SnapshotsTaken, md.MissingSnapshots = sp.SamplingPeriodNs, sp.SnapshotsTaken, sp.MissedDeadline
+	md.SnapshotResidualNS = snaps.PairSigma()
+	return snaps, nil
+}
+
+// checkTraceNode compares the node and run ids a trace records about
+// itself (node_id and run_id stats on its planes, as chronosync's
+// simulator writes them) with the input's.
+func (c *combiner) checkTraceNode(in Input, space *xplanepb.XSpace) error {
+	for _, p := range space.Planes {
+		for _, s := range p.Stats {
+			m := p.StatMetadata[s.MetadataId]
+			switch {
+			case m == nil:
+			case m.Name == statNodeID:
+				if v, ok := s.Value.(*xplanepb.XStat_Int64Value); ok && v.Int64Value != int64(in.Node) {
+					return fmt.Errorf("combine: node id mismatch: %s records node %d, given as node %d", in.Trace, v.Int64Value, in.Node)
+				}
+			case m.Name == "run_id":
+				if v := xspace.StatString(p, s); c.md.RunID != "" && v != c.md.RunID {
+					return fmt.Errorf("combine: run id mismatch: %s is run %q but %s is run %q", in.Trace, v, c.o.Offsets, c.md.RunID)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// rel names an input relative to the output's directory when it lies
+// there or below, so that metadata.json stays true when the directory
+// moves; otherwise as given.
+func (c *combiner) rel(path string) string {
+	r, err := filepath.Rel(filepath.Dir(c.o.Output), path)
+	if err != nil || r == ".." || strings.HasPrefix(r, "../") || filepath.IsAbs(r) {
+		return path
+	}
+	return r
+}
+
+// printEvents writes one line per timed event of a combined plane.
+func (c *combiner) printEvents(node int, p *xplanepb.XPlane) error {
+	if c.o.PrintEvents == nil {
+		return nil
+	}
+	w := bufio.NewWriter(c.o.PrintEvents)
+	for _, line := range p.Lines {
+		for _, ev := range line.Events {
+			name := ""
+			if m := p.EventMetadata[ev.MetadataId]; m != nil {
+				name = m.Name
+			}
+			fmt.Fprintf(w, "node %d %s line %d %s start %d ps dur %d ps\n",
+				node, p.Name, line.Id, name, line.TimestampNs*1000+ev.GetOffsetPs(), ev.DurationPs)
+		}
+	}
+	return w.Flush()
+}
+
+// writePlane gives the plane the next output id and streams it to both
+// outputs.
+func (c *combiner) writePlane(p *xplanepb.XPlane) error {
+	p.Id = c.nextID
+	c.nextID++
+	c.md.Planes++
+	if err := c.space.plane(p); err != nil {
+		return err
+	}
+	if c.json != nil {
+		return writePlaneJSON(c.json, p)
+	}
+	return nil
+}
+
+// finish writes the clock metadata planes and the host names.
+func (c *combiner) finish() error {
+	for _, p := range c.meta {
+		if err := c.writePlane(p); err != nil {
+			return err
+		}
+	}
+	if err := c.space.hostnames(c.hosts); err != nil {
+		return err
+	}
+	if c.json != nil {
+		return c.json.close()
+	}
+	return nil
+}
+
+// spaceWriter streams an XSpace: each plane as one repeated field 1, the
+// host names as field 4. Planes are marshalled deterministically, so equal
+// inputs give equal bytes.
+type spaceWriter struct {
+	w   *bufio.Writer
+	buf []byte
+}
+
+func (s *spaceWriter) field(num protowire.Number, b []byte) error {
+	s.buf = protowire.AppendTag(s.buf[:0], num, protowire.BytesType)
+	s.buf = protowire.AppendVarint(s.buf, uint64(len(b)))
+	if _, err := s.w.Write(s.buf); err != nil {
+		return err
+	}
+	_, err := s.w.Write(b)
+	return err
+}
+
+func (s *spaceWriter) plane(p *xplanepb.XPlane) error {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("combine: marshal plane %s: %w", p.Name, err)
+	}
+	return s.field(1, b)
+}
+
+func (s *spaceWriter) hostnames(h []string) error {
+	for _, name := range h {
+		if err := s.field(4, []byte(name)); err != nil {
+			return err
+		}
+	}
+	return s.w.Flush()
+}
+
+// outputs are the pending output files, replaced atomically together at
+// the end.
+type outputs struct {
+	files []*renameio.PendingFile
+	paths []string
+}
+
+func (o *outputs) create(path string) (*renameio.PendingFile, error) {
+	f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
+	if err != nil {
+		return nil, fmt.Errorf("combine: create %s: %w", path, err)
+	}
+	o.files, o.paths = append(o.files, f), append(o.paths, path)
+	return f, nil
+}
+
+// add writes a whole small output.
+func (o *outputs) add(path string, write func(io.Writer) error) error {
+	f, err := o.create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	if err := write(w); err != nil {
+		return fmt.Errorf("combine: write %s: %w", path, err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("combine: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// commit replaces every output; the files are renamed one after another, so
+// a failure part-way leaves the earlier ones replaced (each one whole).
+func (o *outputs) commit() ([]string, error) {
+	for i, f := range o.files {
+		if err := f.CloseAtomicallyReplace(); err != nil {
+			return nil, fmt.Errorf("combine: write %s: %w", o.paths[i], err)
+		}
+	}
+	paths := o.paths
+	o.files, o.paths = nil, nil
+	return paths, nil
+}
+
+// cleanup removes what commit did not replace.
+func (o *outputs) cleanup() {
+	for _, f := range o.files {
+		_ = f.Cleanup()
+	}
+}

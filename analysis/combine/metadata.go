@@ -1,0 +1,63 @@
+package combine
+
+// Metadata is combined.metadata.json: what the combiner did to each node.
+type Metadata struct {
+	RunID       string         `json:"run_id,omitempty"`
+	Offsets     string         `json:"offsets,omitempty"` // the offsets file used
+	Corrected   bool           `json:"corrected"`         // false with --no_correction
+	Nodes       []NodeMetadata `json:"nodes"`
+	Events      int64          `json:"events"`
+	Planes      int            `json:"planes"`
+	Validate    *ValidateBrief `json:"validate,omitempty"`
+	MemoryBound string         `json:"memory_bound"`
+}
+
+// NodeMetadata describes one node's alignment.
+type NodeMetadata struct {
+	ID        int    `json:"id"`
+	Hostname  string `json:"hostname"`
+	Trace     string `json:"trace"`
+	Snapshots string `json:"snapshots,omitempty"` // the snapshot file, when one was given
+	// SnapshotPairs counts the pairs used; SamplingPeriodNS and the
+	// sampler's counters come from the snapshot file.
+	SnapshotPairs    int    `json:"snapshot_pairs"`
+	SamplingPeriodNS uint64 `json:"sampling_period_ns,omitempty"`
+	SnapshotsTaken   uint64 `json:"snapshots_taken,omitempty"`
+	// MissingSnapshots is the sampler's missed deadlines, plus one when
+	// the node has no snapshot file at all (then its tracer clock is taken
+	// as its host clock).
+	MissingSnapshots uint64 `json:"missing_snapshots"`
+	// SnapshotResidualNS is the 1σ error of one snapshot pair, estimated
+	// from how far inner pairs lie off their neighbours' chord.
+	SnapshotResidualNS float64 `json:"snapshot_residual_ns"`
+	OffsetWindows      int     `json:"offset_windows"`
+	// MaxCorrectionNS is the largest |aligned − raw| over the node's
+	// events; ClockSkewNS the correction at its first event.
+	MaxCorrectionNS int64 `json:"max_correction_ns"`
+	ClockSkewNS     int64 `json:"clock_skew_ns"`
+	// Uncertainty of the aligned event times, ns.
+	UncertaintyP50NS float64 `json:"uncertainty_p50_ns"`
+	UncertaintyMaxNS float64 `json:"uncertainty_max_ns"`
+	Events           int64   `json:"events"`
+	// Events whose times were extrapolated beyond the snapshot pairs, that
+	// no offset window covered, and whose start had to be moved to keep
+	// their line's order.
+	ExtrapolatedEvents  int64         `json:"extrapolated_events"`
+	OutsideWindowEvents int64         `json:"outside_window_events"`
+	MonotonicityFixes   int64         `json:"monotonicity_fixes"`
+	Planes              []PlaneRename `json:"planes"`
+}
+
+// PlaneRename records one plane's name before and after.
+type PlaneRename struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// ValidateBrief is the happens-before check's totals.
+type ValidateBrief struct {
+	Violations int    `json:"violations"`
+	Overlaps   int    `json:"overlaps"`
+	Warnings   int    `json:"warnings"`
+	Report     string `json:"report"` // the detailed report's file
+}

@@ -1,0 +1,110 @@
+package combine
+
+import (
+	"bufio"
+	"strconv"
+
+	"github.com/chronosync/chronosync/trace/xplanepb"
+	"github.com/chronosync/chronosync/trace/xspace"
+)
+
+// open creates the streamed outputs.
+func (c *combiner) open() (*outputs, error) {
+	out := &outputs{}
+	f, err := out.create(c.o.Output)
+	if err != nil {
+		return nil, err
+	}
+	c.space = &spaceWriter{w: bufio.NewWriterSize(f, 1<<16)}
+	c.names = map[string]string{}
+	if !c.o.NoTraceJSON {
+		path := OutputBase(c.o.Output) + ".trace.json.gz"
+		jf, err := out.create(path)
+		if err != nil {
+			out.cleanup()
+			return nil, err
+		}
+		if c.json, err = newTraceJSON(jf); err != nil {
+			out.cleanup()
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// writePlaneJSON exports one plane: a process for the plane, a thread per
+// line, a slice per timed event with the event's stats (and those of its
+// metadata) as arguments.
+func writePlaneJSON(t *traceJSON, p *xplanepb.XPlane) error {
+	pid := 1 + p.Id
+	if err := t.process(pid, p.Name); err != nil {
+		return err
+	}
+	var args []arg
+	for _, line := range p.Lines {
+		tid := line.DisplayId
+		if tid == 0 {
+			tid = line.Id
+		}
+		name := line.DisplayName
+		if name == "" {
+			name = line.Name
+		}
+		if err := t.thread(pid, tid, name); err != nil {
+			return err
+		}
+		base := line.TimestampNs * 1000
+		for _, ev := range line.Events {
+			if _, timed := ev.Data.(*xplanepb.XEvent_OffsetPs); !timed {
+				continue
+			}
+			md := p.EventMetadata[ev.MetadataId]
+			name := ""
+			args = args[:0]
+			if md != nil {
+				name = md.DisplayName
+				if name == "" {
+					name = md.Name
+				}
+				args = appendStats(args, p, md.Stats)
+			}
+			args = appendStats(args, p, ev.Stats)
+			if err := t.slice(pid, tid, name, base+ev.GetOffsetPs(), ev.DurationPs, args); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func appendStats(args []arg, p *xplanepb.XPlane, stats []*xplanepb.XStat) []arg {
+	for _, s := range stats {
+		key := strconv.FormatInt(s.MetadataId, 10)
+		if m := p.StatMetadata[s.MetadataId]; m != nil {
+			key = m.Name
+		}
+		args = append(args, arg{key: key, value: xspace.StatString(p, s)})
+	}
+	return args
+}
+
+// clockMetadataPlane is a node's /node:<id>/clock_metadata plane: its
+// alignment figures as plane stats (no events).
+func clockMetadataPlane(name string, md *NodeMetadata) *xplanepb.XPlane {
+	p := &xplanepb.XPlane{Name: name}
+	add := func(stat string, v int64) {
+		p.Stats = append(p.Stats, &xplanepb.XStat{MetadataId: statID(p, stat), Value: &xplanepb.XStat_Int64Value{Int64Value: v}})
+	}
+	add(statNodeID, int64(md.ID))
+	p.Stats = append(p.Stats, &xplanepb.XStat{MetadataId: statID(p, statHostname), Value: &xplanepb.XStat_StrValue{StrValue: md.Hostname}})
+	add("snapshot_pairs", int64(md.SnapshotPairs))
+	add("sampling_period_ns", int64(md.SamplingPeriodNS))
+	add("missing_snapshots", int64(md.MissingSnapshots))
+	add("snapshot_residual_ns", int64(md.SnapshotResidualNS+0.5))
+	add("offset_windows", int64(md.OffsetWindows))
+	add("max_correction_ns", md.MaxCorrectionNS)
+	add(statClockSkew, md.ClockSkewNS)
+	add("uncertainty_p50_ns", int64(md.UncertaintyP50NS+0.5))
+	add("uncertainty_max_ns", int64(md.UncertaintyMaxNS+0.5))
+	return p
+}

@@ -1,0 +1,133 @@
+package harness
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/chronosync/chronosync/scenario"
+	"github.com/chronosync/chronosync/sim"
+	"github.com/chronosync/chronosync/workload/snapshots"
+	"github.com/chronosync/chronosync/workload/training"
+	"github.com/chronosync/chronosync/world"
+)
+
+// Files of a traced run.
+const (
+	FileCombined     = "combined.xplane.pb"
+	FileRawValidate  = "raw.validate.json"
+	fileNodeTrace    = "node%d.xplane.pb"
+	fileNodeSnapshot = "node%d.snapshots.pb"
+)
+
+// tracedProtocol runs the sync protocol with the training workload and the
+// snapshot sampler beside it on every node. After the run it writes each
+// node's trace (node<i>.xplane.pb, on the node's tracer clock) and
+// snapshot pairs (node<i>.snapshots.pb), combines them with offsets.jsonl,
+// and checks collective happens-before on the raw traces and on the
+// combined one.
+type tracedProtocol struct {
+	*syncProtocol
+	train training.Config
+	snap  snapshots.Config
+	nodes []*tracedNode // by node id; the first incarnation's
+	sum   *TraceSummary
+}
+
+func newTracedProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*tracedProtocol, error) {
+	sp, err := newSyncProtocol(sc, r)
+	if err != nil {
+		return nil, err
+	}
+	t := sc.Workload.Training
+	p := &tracedProtocol{
+		syncProtocol: sp,
+		train: training.Config{Steps: t.Steps, CollectivesPerStep: t.CollectivesPerStep, ComputePerStep: t.ComputePerStep,
+			Streams: t.Streams, ComputeDuration: t.ComputeDuration, CollectiveDuration: t.CollectiveDuration, Spread: t.Spread,
+			LaunchGap: t.LaunchGap, StepGap: t.StepGap, StartDelay: t.StartDelay, Port: t.Port}.WithDefaults(),
+		snap:  snapshots.Config{Period: t.SnapshotPeriod, Capacity: t.SnapshotCapacity}.WithDefaults(),
+		nodes: make([]*tracedNode, len(r.Nodes)),
+	}
+	if err := p.train.Validate(); err != nil {
+		return nil, fmt.Errorf("scenario %s: workload: %w", sc.Name, err)
+	}
+	if err := p.snap.Validate(); err != nil {
+		return nil, fmt.Errorf("scenario %s: workload: %w", sc.Name, err)
+	}
+	return p, nil
+}
+
+// program runs the three programs on one node.
+func (p *tracedProtocol) program(id world.NodeID) world.Program {
+	syncProg := p.syncProtocol.program(id)
+	n := p.nodes[id]
+	first := n == nil
+	if first {
+		n = newTracedNode(p, id)
+		p.nodes[id] = n
+	}
+	var obs training.Observer = n
+	if !first {
+		obs = nil // a restarted node's workload does not resume (see training)
+	}
+	wl, err := training.New(p.train, obs)
+	if err != nil {
+		panic(err) // checked in newTracedProtocol
+	}
+	sm, err := snapshots.New(p.snap)
+	if err != nil {
+		panic(err)
+	}
+	if first {
+		n.wl, n.sampler = wl, sm
+	}
+	return world.ProgramFunc(func(env world.Env) error {
+		if err := syncProg.Start(env); err != nil {
+			return err
+		}
+		if err := sm.Start(env); err != nil {
+			return err
+		}
+		return wl.Start(env)
+	})
+}
+
+func (p *tracedProtocol) attach(w *sim.Sim, dir string) error {
+	return p.syncProtocol.attach(w, dir)
+}
+
+func (p *tracedProtocol) artifacts() []Artifact {
+	a := p.syncProtocol.artifacts()
+	for i := range p.nodes {
+		a = append(a,
+			Artifact{fmt.Sprintf(fileNodeTrace, i), fmt.Sprintf("node %d's trace (XSpace) on its tracer clock", i)},
+			Artifact{fmt.Sprintf(fileNodeSnapshot, i), fmt.Sprintf("node %d's (host, tracer) snapshot pairs", i)})
+	}
+	return append(a,
+		Artifact{FileCombined, "every node's trace on the global timeline (XSpace)"},
+		Artifact{"combined.trace.json.gz", "the combined trace as Chrome trace events, for Perfetto"},
+		Artifact{"combined.metadata.json", "per node: snapshots, offset windows, corrections, uncertainty"},
+		Artifact{"combined.validate.json", "collective happens-before check of the combined trace"},
+		Artifact{FileRawValidate, "collective happens-before check of the raw per-node traces"})
+}
+
+func (p *tracedProtocol) finish() error {
+	if err := p.syncProtocol.finish(); err != nil {
+		return err
+	}
+	sum, err := p.record(p.dir)
+	if err != nil {
+		return err
+	}
+	p.sum = sum
+	return nil
+}
+
+func (p *tracedProtocol) summarize(s *Summary) {
+	p.syncProtocol.summarize(s)
+	s.Trace = p.sum
+}
+
+// nodeFile is a per-node file of the run directory.
+func nodeFile(dir, pattern string, id int) string {
+	return filepath.Join(dir, fmt.Sprintf(pattern, id))
+}

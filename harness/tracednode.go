@@ -1,0 +1,196 @@
+package harness
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+
+	"github.com/chronosync/chronosync/analysis/combine"
+	"github.com/chronosync/chronosync/analysis/stats"
+	"github.com/chronosync/chronosync/analysis/validate"
+	"github.com/chronosync/chronosync/trace/snapshotpb"
+	"github.com/chronosync/chronosync/trace/xplanepb"
+	"github.com/chronosync/chronosync/trace/xspace"
+	"github.com/chronosync/chronosync/workload/snapshots"
+	"github.com/chronosync/chronosync/workload/training"
+	"github.com/chronosync/chronosync/world"
+)
+
+// statEventID tags every simulated event with its id, so that the combined
+// trace can be compared with the ground truth.
+const statEventID = "chronosync_event_id"
+
+// tracedNode records one node's workload events with their true times.
+type tracedNode struct {
+	p       *tracedProtocol
+	id      world.NodeID
+	wl      *training.Node
+	sampler *snapshots.Sampler
+	starts  map[uint64]int64 // true global start by event id, while the event runs
+	events  []tracedEvent
+}
+
+// tracedEvent is a finished event and its true start and end in global
+// time (the reference node's ideal host clock).
+type tracedEvent struct {
+	ev              training.Event
+	trueStart, true int64
+}
+
+func newTracedNode(p *tracedProtocol, id world.NodeID) *tracedNode {
+	return &tracedNode{p: p, id: id, starts: map[uint64]int64{}}
+}
+
+// global is true global time now.
+func (n *tracedNode) global() int64 { return n.p.w.HostIdeal(n.p.cfg.Reference) }
+
+// Started implements training.Observer.
+func (n *tracedNode) Started(_ world.NodeID, id uint64) { n.starts[id] = n.global() }
+
+// Finished implements training.Observer.
+func (n *tracedNode) Finished(_ world.NodeID, ev training.Event) {
+	start := n.starts[ev.ID]
+	delete(n.starts, ev.ID)
+	n.events = append(n.events, tracedEvent{ev: ev, trueStart: start, true: n.global()})
+}
+
+// space builds the node's XSpace: /host:CPU (the launching thread),
+// /device:GPU:0 (a line per stream) and /host:snapshots (one instant
+// event per snapshot pair), every event on the tracer clock.
+func (n *tracedNode) space(runID string, pairs []snapshots.Pair) *xplanepb.XSpace {
+	host := xspace.NewPlaneBuilder(0, "/host:CPU")
+	host.AddStat(xspace.Int("node_id", int64(n.id)))
+	host.AddStat(xspace.Str("run_id", runID))
+	gpu := xspace.NewPlaneBuilder(1, "/device:GPU:0")
+	evs := slices.Clone(n.events)
+	slices.SortStableFunc(evs, func(a, b tracedEvent) int {
+		return cmp.Or(cmp.Compare(a.ev.Plane, b.ev.Plane), cmp.Compare(a.ev.Line, b.ev.Line), cmp.Compare(a.ev.StartR, b.ev.StartR))
+	})
+	lines := map[[2]int]*xspace.LineBuilder{}
+	for _, e := range evs {
+		ev := e.ev
+		b, name := host, "host thread"
+		if ev.Plane == training.GPUPlane {
+			b, name = gpu, fmt.Sprintf("stream %d", ev.Line)
+		}
+		key := [2]int{int(ev.Plane), ev.Line}
+		lb := lines[key]
+		if lb == nil {
+			lb = b.Line(int64(ev.Line), name, int64(ev.StartR))
+			lines[key] = lb
+		}
+		st := []xspace.Stat{xspace.Uint(statEventID, ev.ID), xspace.Uint("correlation_id", ev.Correlation), xspace.Int("step", int64(ev.Step))}
+		if ev.HloOp != "" {
+			st = append(st, xspace.Str("hlo_op", ev.HloOp))
+		}
+		lb.Add(ev.Name, int64(ev.StartR), int64(ev.EndR-ev.StartR), st...)
+	}
+	planes := []*xplanepb.XPlane{host.Plane(), gpu.Plane()}
+	if len(pairs) > 0 {
+		sp := xspace.NewPlaneBuilder(2, "/host:snapshots")
+		lb := sp.Line(0, "snapshot pairs", int64(pairs[0].Tracer))
+		for _, q := range pairs {
+			lb.Add("snapshot", int64(q.Tracer), 0, xspace.Int("sys_clock_ns", int64(q.Sys)))
+		}
+		planes = append(planes, sp.Plane())
+	}
+	return &xplanepb.XSpace{Planes: planes, Hostnames: []string{fmt.Sprintf("node%d", n.id)}}
+}
+
+// record writes every node's trace and snapshots, checks the raw traces,
+// combines them and measures the combined trace against the truth.
+func (p *tracedProtocol) record(dir string) (*TraceSummary, error) {
+	sum := &TraceSummary{Nodes: len(p.nodes)}
+	var inputs []combine.Input
+	var raw []validate.Node
+	truth := map[[2]int64]tracedEvent{} // (node, event id) → event
+	for i, n := range p.nodes {
+		if n == nil {
+			continue
+		}
+		n.sampler.Stop()
+		pairs := n.sampler.Pairs()
+		st := n.sampler.Stats()
+		space := n.space(p.runID, pairs)
+		trace, snap := nodeFile(dir, fileNodeTrace, i), nodeFile(dir, fileNodeSnapshot, i)
+		if err := xspace.Write(trace, space); err != nil {
+			return nil, err
+		}
+		sp := &snapshotpb.SnapshotPairs{RunId: p.runID, NodeId: int64(i), Hostname: fmt.Sprintf("node%d", i),
+			SamplingPeriodNs: uint64(p.snap.Period), SnapshotsTaken: uint64(st.SnapshotsTaken), MissedDeadline: uint64(st.MissedDeadline)}
+		for _, q := range pairs {
+			sp.Pairs = append(sp.Pairs, &snapshotpb.SnapshotPair{SysClockNs: int64(q.Sys), TracerClockNs: int64(q.Tracer)})
+		}
+		if err := xspace.Write(snap, sp); err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, combine.Input{Node: i, Trace: trace, Snapshots: snap})
+		raw = append(raw, combine.Collectives(space, i, trace)...)
+		for _, e := range n.events {
+			truth[[2]int64{int64(i), int64(e.ev.ID)}] = e
+		}
+		sum.Events += len(n.events)
+		sum.Snapshots += len(pairs)
+		if !n.wl.Done() {
+			sum.Unfinished = append(sum.Unfinished, i)
+		}
+	}
+	rawRep := validate.Check(raw)
+	if err := xspace.WriteFile(filepath.Join(dir, FileRawValidate), rawRep.WriteJSON); err != nil {
+		return nil, err
+	}
+	sum.Raw = brief(rawRep)
+	res, err := combine.Combine(inputs, combine.Options{Offsets: filepath.Join(dir, FileOffsets), Output: filepath.Join(dir, FileCombined), Validate: true})
+	if err != nil {
+		return nil, err
+	}
+	sum.Combined = brief(res.Report)
+	if err := measureTrace(filepath.Join(dir, FileCombined), truth, sum); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+func brief(r *validate.Report) ValidateCounts {
+	return ValidateCounts{Violations: r.Violations, Overlaps: r.Overlaps, Warnings: r.Warnings}
+}
+
+// measureTrace compares every event of the combined trace with its true
+// start: the error and the error in units of the event's reported
+// uncertainty.
+func measureTrace(path string, truth map[[2]int64]tracedEvent, sum *TraceSummary) error {
+	space, err := xspace.Read(path)
+	if err != nil {
+		return err
+	}
+	var errs, ratios []float64
+	for _, pl := range space.Planes {
+		ns, ok := xspace.StatByName(pl, pl.Stats, "node_id")
+		if !ok {
+			continue
+		}
+		node := ns.GetInt64Value()
+		for _, line := range pl.Lines {
+			for _, ev := range line.Events {
+				id, ok1 := xspace.StatByName(pl, ev.Stats, statEventID)
+				unc, ok2 := xspace.StatByName(pl, ev.Stats, "clock_uncertainty_ns")
+				if !ok1 || !ok2 {
+					continue
+				}
+				te, ok := truth[[2]int64{node, int64(id.GetUint64Value())}]
+				if !ok {
+					return fmt.Errorf("%s: node %d event %d is not one the workload reported", path, node, id.GetUint64Value())
+				}
+				e := float64(xspace.StartPs(line, ev))/1000 - float64(te.trueStart)
+				errs = append(errs, math.Abs(e))
+				ratios = append(ratios, math.Abs(e)/float64(max(1, unc.GetUint64Value())))
+			}
+		}
+	}
+	sum.AlignedEvents = len(errs)
+	sum.ErrorNS = stats.Summarize(errs)
+	sum.ErrorSigmas = stats.Summarize(ratios)
+	return nil
+}
