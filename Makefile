@@ -28,9 +28,11 @@ unit:
 accept:
 	$(GO) test -count=1 -run 'TestAccept|TestProperty|TestAsymmetry' -v ./harness/ 2>&1 | grep -E '^(---|ok|FAIL|PASS)|accept_test|property_test'; exit $${PIPESTATUS[0]}
 
-# Every benchmark runs once so that none rots; figures come from `make bench`.
+# Every benchmark runs once so that none rots, in -short mode (benchmarks
+# whose full size takes minutes, such as BenchmarkCombine16x1M, shrink);
+# figures come from `make bench`.
 bench-smoke:
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+	$(GO) test -short -run '^$$' -bench . -benchtime 1x ./...
 
 ## lint: gofmt, go vet, staticcheck
 lint:

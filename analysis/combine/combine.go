@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -199,6 +200,9 @@ func (c *combiner) node(in Input) ([]validate.Op, error) {
 	if err := c.checkTraceNode(in, space); err != nil {
 		return nil, err
 	}
+	if err := checkRange(in.Trace, space); err != nil {
+		return nil, err
+	}
 	ns := &nodeState{id: in.Node, md: &md}
 	if !c.o.NoCorrection {
 		snaps, err := c.snapshots(in, &md)
@@ -310,6 +314,26 @@ func (c *combiner) rel(path string) string {
 		return path
 	}
 	return r
+}
+
+// maxLineNs bounds |timestamp_ns| of a line: its events' times in ps
+// (timestamp_ns·1000 + offset_ps, XLA's own arithmetic) must fit an
+// int64, which leaves ±106 days around the clock's zero.
+const maxLineNs = math.MaxInt64/1000 - 1e12
+
+// checkRange refuses traces whose line timestamps are too far from zero
+// for picosecond arithmetic, such as Unix-epoch ns: XLA writes them
+// relative to the profile's start.
+func checkRange(path string, space *xplanepb.XSpace) error {
+	for _, p := range space.Planes {
+		for _, l := range p.Lines {
+			if l.TimestampNs > maxLineNs || l.TimestampNs < -maxLineNs {
+				return fmt.Errorf("combine: %s: plane %s line %d: timestamp_ns %d is beyond ±%d ns, too far from zero for picosecond times (are they Unix-epoch ns? XSpace timestamps are relative to the profile's start)",
+					path, p.Name, l.Id, l.TimestampNs, int64(maxLineNs))
+			}
+		}
+	}
+	return nil
 }
 
 // printEvents writes one line per timed event of a combined plane.

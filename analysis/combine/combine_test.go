@@ -198,6 +198,30 @@ func TestCombineBadInput(t *testing.T) {
 			in[1].Snapshots, in[2].Snapshots = in[2].Snapshots, in[1].Snapshots
 			return in
 		}, []string{"node1.xplane.pb", "node2.snapshots.pb", "mismatch"}},
+		{"offsets line of a wrong type", func(t *testing.T, dir string, in []Input) []Input {
+			path := filepath.Join(dir, "offsets.jsonl")
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(string(b), "\n")
+			lines[2] = strings.Replace(lines[2], `"offset_ns":`, `"offset_ns":"abc","x":`, 1)
+			if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return in
+		}, []string{"offsets.jsonl:3", "offset_ns"}},
+		{"epoch timestamps", func(t *testing.T, dir string, in []Input) []Input {
+			space, err := xspace.Read(in[0].Trace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			space.Planes[0].Lines[0].TimestampNs = 1_763_800_000_000_000_000
+			if err := xspace.Write(in[0].Trace, space); err != nil {
+				t.Fatal(err)
+			}
+			return in
+		}, []string{"node0.xplane.pb", "timestamp_ns"}},
 		{"duplicate node", func(t *testing.T, dir string, in []Input) []Input {
 			in[2].Node = 1
 			return in
@@ -208,20 +232,17 @@ func TestCombineBadInput(t *testing.T) {
 			inputs, offs := writeSynth(t, dir, synthClocks, 4)
 			inputs = tc.mod(t, dir, inputs)
 			out := filepath.Join(dir, "out", "combined.xplane.pb")
-			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-				t.Fatal(err)
-			}
 			_, err := Combine(inputs, Options{Offsets: offs, Output: out, Validate: true})
 			if err == nil {
 				t.Fatal("no error")
 			}
+			t.Log(err)
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not mention %q", err, w)
 				}
 			}
-			left, _ := os.ReadDir(filepath.Dir(out))
-			if len(left) != 0 {
+			if left, _ := os.ReadDir(filepath.Dir(out)); len(left) != 0 {
 				t.Errorf("left behind: %v", left)
 			}
 		})

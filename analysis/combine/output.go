@@ -2,6 +2,9 @@ package combine
 
 import (
 	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/chronosync/chronosync/trace/xplanepb"
@@ -10,6 +13,9 @@ import (
 
 // open creates the streamed outputs.
 func (c *combiner) open() (*outputs, error) {
+	if err := os.MkdirAll(filepath.Dir(c.o.Output), 0o755); err != nil {
+		return nil, fmt.Errorf("combine: %w", err)
+	}
 	out := &outputs{}
 	f, err := out.create(c.o.Output)
 	if err != nil {

@@ -1,0 +1,131 @@
+package combine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/trace/snapshotpb"
+	"github.com/chronosync/chronosync/trace/xplanepb"
+	"github.com/chronosync/chronosync/trace/xspace"
+)
+
+// writeBenchInputs writes nodes traces of perNode events each (8 GPU
+// streams; every 50th event a collective with hlo_op, the others compute
+// kernels with a correlation_id), their snapshot files, and offsets with
+// 2 s windows. It returns the inputs, the offsets path and the size of one
+// trace file.
+func writeBenchInputs(b *testing.B, dir string, nodes, perNode int) ([]Input, string, int64) {
+	w, err := offsets.Create(filepath.Join(dir, "offsets.jsonl"), offsets.Meta{File: "offsets", RunID: "bench", Estimator: "svm", Mode: "rounds"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const gap = 2_000 // ns between events on a stream
+	span := int64(perNode/8+1) * gap
+	var inputs []Input
+	var size int64
+	for n := range nodes {
+		for ws := int64(0); ws < span+4e9; ws += 2e9 {
+			if err := w.Append(offsets.Offset{NodeID: n, RoundID: uint64(ws/2e9 + 1), WindowID: uint64(ws/2e9 + 1),
+				WindowStartNS: ws, WindowEndNS: ws + 2e9, OffsetNS: float64(n) * 1e5, DriftPPM: float64(n), UncertaintyNS: 15}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		gpu := xspace.NewPlaneBuilder(1, "/device:GPU:0")
+		lines := make([]*xspace.LineBuilder, 8)
+		for k := range lines {
+			lines[k] = gpu.Line(int64(k), fmt.Sprintf("stream %d", k), 1e6)
+		}
+		for i := range perNode {
+			start := 1e6 + int64(i/8)*gap
+			if i%50 == 0 {
+				lines[i%8].Add("rcclAllReduceKernel_sum_f32", start, gap/2, xspace.Str("hlo_op", fmt.Sprintf("all-reduce.%d", (i/50)%8)))
+			} else {
+				lines[i%8].Add("gemm_fusion", start, gap/2, xspace.Uint("correlation_id", uint64(i)))
+			}
+		}
+		space := &xplanepb.XSpace{Planes: []*xplanepb.XPlane{gpu.Plane()}}
+		trace := filepath.Join(dir, fmt.Sprintf("node%d.xplane.pb", n))
+		if err := xspace.Write(trace, space); err != nil {
+			b.Fatal(err)
+		}
+		fi, err := os.Stat(trace)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = fi.Size()
+		sp := &snapshotpb.SnapshotPairs{NodeId: int64(n), SamplingPeriodNs: 4e9}
+		for s := int64(0); s < span+8e9; s += 4e9 {
+			sp.Pairs = append(sp.Pairs, &snapshotpb.SnapshotPair{SysClockNs: s, TracerClockNs: s + s/100_000 + int64(n)*7e6})
+		}
+		snap := filepath.Join(dir, fmt.Sprintf("node%d.snapshots.pb", n))
+		if err := xspace.Write(snap, sp); err != nil {
+			b.Fatal(err)
+		}
+		inputs = append(inputs, Input{Node: n, Trace: trace, Snapshots: snap})
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return inputs, filepath.Join(dir, "offsets.jsonl"), size
+}
+
+// BenchmarkCombine16x1M combines 16 nodes × 1M events (16 × 20k with
+// -short, as make bench-smoke runs it), JSON export and validation
+// included, and reports events/s and the peak of live heap objects while
+// it runs (target ≥ 5M events/s; heap within the stated bound: about one
+// node's decoded trace, see MemoryBound).
+func BenchmarkCombine16x1M(b *testing.B) {
+	const nodes = 16
+	perNode := 1_000_000
+	if testing.Short() {
+		perNode = 20_000
+	}
+	dir := b.TempDir()
+	inputs, offs, size := writeBenchInputs(b, dir, nodes, perNode)
+	runtime.GC()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go sampleHeap(&peak, stop, done)
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		if _, err := Combine(inputs, Options{Offsets: offs, Output: filepath.Join(dir, "combined.xplane.pb"), Validate: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	close(stop)
+	<-done
+	b.ReportMetric(float64(nodes*perNode*b.N)/elapsed.Seconds(), "events/s")
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(size)/(1<<20), "node-file-MiB")
+}
+
+// sampleHeap records the largest live heap seen, every millisecond, until
+// stop is closed.
+func sampleHeap(peak *atomic.Uint64, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		metrics.Read(s)
+		if v := s[0].Value.Uint64(); v > peak.Load() {
+			peak.Store(v)
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
