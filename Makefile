@@ -26,7 +26,7 @@ unit:
 ## accept: the whole-scenario acceptance runs and property tests, which are
 ## built only without -race (files tagged !race)
 accept:
-	$(GO) test -count=1 -run 'TestAccept|TestProperty|TestAsymmetry' -v ./harness/ 2>&1 | grep -E '^(---|ok|FAIL|PASS)|accept_test|property_test'; exit $${PIPESTATUS[0]}
+	$(GO) test -count=1 -run 'TestAccept|TestProperty|TestAsymmetry' -v ./harness/ 2>&1 | grep -E '^(---|ok|FAIL|PASS)|accept_|property_'; exit $${PIPESTATUS[0]}
 
 # Every benchmark runs once so that none rots, in -short mode (benchmarks
 # whose full size takes minutes, such as BenchmarkCombine16x1M, shrink);

@@ -34,6 +34,10 @@ type Node struct {
 	id    int
 	snaps *Snapshots     // nil: R is taken as S
 	offs  *offsets.Index // nil: S is taken as global
+	// The answer of the last covering lookup and the readings it holds for,
+	// [from, until): successive readings of a trace mostly fall there.
+	win         offsets.Offset
+	from, until int64
 }
 
 // NewNode aligns node id's readings with its snapshot pairs and GraphCalc's
@@ -44,7 +48,8 @@ func NewNode(id int, snaps *Snapshots, offs *offsets.Index) *Node {
 	return &Node{id: id, snaps: snaps, offs: offs}
 }
 
-// Align maps a tracer reading r to global time.
+// Align maps a tracer reading r to global time. A Node is not safe for
+// concurrent use (it remembers its last window).
 func (n *Node) Align(r int64) Time {
 	var t Time
 	s, sigma := r, 0.0
@@ -61,7 +66,17 @@ func (n *Node) Align(r int64) Time {
 		t.Sigma = max(minSigma, sigma)
 		return t
 	}
-	o, covered := n.offs.Lookup(n.id, s)
+	var o offsets.Offset
+	covered := s >= n.from && s < n.until
+	if covered {
+		o = n.win
+	} else {
+		var until int64
+		o, covered, until = n.offs.LookupUntil(n.id, s)
+		if covered {
+			n.win, n.from, n.until = o, s, until
+		}
+	}
 	if o.NodeID != n.id || (o == offsets.Offset{}) {
 		t.Flags |= NoOffsets
 		t.Sigma = max(minSigma, sigma)

@@ -7,11 +7,12 @@
 // combined.trace.json.gz and combined.metadata.json, optionally with the
 // collective happens-before check (package validate).
 //
-// Memory: nodes are processed one at a time and streamed out, so the
-// combiner holds one node's decoded XSpace (protobuf's in-memory form, a
-// few times the file's size) plus, for every node, its metadata record and
-// its collective invocations (32 bytes each plus the op name), never the
-// whole combined trace.
+// Memory: nodes are processed one at a time and rewritten at the wire
+// level (see wire.go), so the combiner holds one node's file, its parse
+// index (about 100 bytes per event of its longest line) and the output
+// plane being built, plus, for every node, its metadata record and its
+// collective invocations (32 bytes each plus the op name), never the whole
+// combined trace.
 package combine
 
 import (
@@ -22,8 +23,10 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/renameio/v2"
@@ -39,7 +42,7 @@ import (
 )
 
 // MemoryBound states the combiner's memory bound; metadata.json repeats it.
-const MemoryBound = "one node's decoded XSpace plus, per node, its metadata and collective invocations"
+const MemoryBound = "one node's trace file, its parse index and output plane, plus, per node, its metadata and collective invocations"
 
 // Input is one node's files.
 type Input struct {
@@ -72,6 +75,10 @@ type Options struct {
 	PrintEvents io.Writer
 	// Logger reports progress, one line per node; nil is silent.
 	Logger *slog.Logger
+
+	// reference (tests) decodes each trace into the generated types
+	// instead of rewriting it at the wire level.
+	reference bool
 }
 
 // Result is what Combine produced.
@@ -168,6 +175,7 @@ type combiner struct {
 	names   map[string]string // output plane name → the input it came from
 	hosts   []string
 	meta    []*xplanepb.XPlane // clock_metadata planes, written last
+	tc      *transcoder
 }
 
 func (c *combiner) loadOffsets() error {
@@ -189,48 +197,17 @@ func (c *combiner) loadOffsets() error {
 
 // node aligns, renames and writes one node's planes.
 func (c *combiner) node(in Input) ([]validate.Op, error) {
-	space, err := xspace.Read(in.Trace)
-	if err != nil {
-		return nil, fmt.Errorf("combine: %w", err)
-	}
 	md := NodeMetadata{ID: in.Node, Trace: c.rel(in.Trace), Hostname: fmt.Sprintf("node%d", in.Node), OffsetWindows: c.windows[in.Node]}
-	if len(space.Hostnames) > 0 && space.Hostnames[0] != "" {
-		md.Hostname = space.Hostnames[0]
-	}
-	if err := c.checkTraceNode(in, space); err != nil {
-		return nil, err
-	}
-	if err := checkRange(in.Trace, space); err != nil {
-		return nil, err
-	}
 	ns := &nodeState{id: in.Node, md: &md}
-	if !c.o.NoCorrection {
-		snaps, err := c.snapshots(in, &md)
-		if err != nil {
-			return nil, err
-		}
-		ns.al = align.NewNode(in.Node, snaps, c.offs)
-	}
 	rn := &renamer{node: in.Node, prefix: c.o.PlanePrefix}
-	for _, p := range space.Planes {
-		name, err := rn.rename(p.Name)
-		if err != nil {
-			return nil, fmt.Errorf("combine: %s: %w", in.Trace, err)
-		}
-		if prev, dup := c.names[name]; dup {
-			return nil, fmt.Errorf("combine: %s: plane %s would be named %s, as a plane of %s already is", in.Trace, p.Name, name, prev)
-		}
-		c.names[name] = in.Trace
-		md.Planes = append(md.Planes, PlaneRename{From: p.Name, To: name})
-		skew := ns.alignPlane(p, strings.HasPrefix(p.Name, gpuPrefix))
-		p.Name = name
-		addPlaneStats(p, in.Node, md.Hostname, skew)
-		if err := c.writePlane(p); err != nil {
-			return nil, err
-		}
-		if err := c.printEvents(in.Node, p); err != nil {
-			return nil, err
-		}
+	var err error
+	if c.o.reference {
+		err = c.nodeProto(in, ns, rn)
+	} else {
+		err = c.nodeWire(in, ns, rn)
+	}
+	if err != nil {
+		return nil, err
 	}
 	md.ClockSkewNS = ns.firstCorr / 1000
 	if len(ns.sigmas) > 0 {
@@ -246,6 +223,168 @@ func (c *combiner) node(in Input) ([]validate.Op, error) {
 			"max_correction_ns", md.MaxCorrectionNS, "uncertainty_p50_ns", md.UncertaintyP50NS)
 	}
 	return ns.ops, nil
+}
+
+// aligner sets up the node's alignment (unless --no_correction).
+func (c *combiner) aligner(in Input, ns *nodeState) error {
+	if c.o.NoCorrection {
+		return nil
+	}
+	snaps, err := c.snapshots(in, ns.md)
+	if err != nil {
+		return err
+	}
+	ns.al = align.NewNode(in.Node, snaps, c.offs)
+	return nil
+}
+
+// newName renames a plane and checks that no earlier plane has the name.
+func (c *combiner) newName(in Input, rn *renamer, orig string) (string, error) {
+	name, err := rn.rename(orig)
+	if err != nil {
+		return "", fmt.Errorf("combine: %s: %w", in.Trace, err)
+	}
+	if prev, dup := c.names[name]; dup {
+		return "", fmt.Errorf("combine: %s: plane %s would be named %s, as a plane of %s already is", in.Trace, orig, name, prev)
+	}
+	c.names[name] = in.Trace
+	return name, nil
+}
+
+// nodeWire rewrites the node's planes at the wire level (see wire.go).
+func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
+	data, err := os.ReadFile(in.Trace)
+	if err != nil {
+		return fmt.Errorf("combine: read %s: %w", in.Trace, err)
+	}
+	planes, hosts, err := splitSpace(data)
+	if err != nil {
+		return c.locate(in.Trace)
+	}
+	if len(hosts) > 0 && hosts[0] != "" {
+		ns.md.Hostname = hosts[0]
+	}
+	parsed := make([]*wirePlane, len(planes))
+	for i, b := range planes {
+		if parsed[i], err = parsePlane(b); err != nil {
+			return c.locate(in.Trace)
+		}
+		if err := c.checkWireNode(in, parsed[i]); err != nil {
+			return err
+		}
+	}
+	if err := c.aligner(in, ns); err != nil {
+		return err
+	}
+	if c.tc == nil {
+		c.tc = &transcoder{}
+	}
+	t := c.tc // its buffers serve every node
+	t.ns = ns
+	for _, p := range parsed {
+		name, err := c.newName(in, rn, p.name)
+		if err != nil {
+			return err
+		}
+		ns.md.Planes = append(ns.md.Planes, PlaneRename{From: p.name, To: name})
+		id := c.nextID
+		c.nextID++
+		c.md.Planes++
+		if err := t.plane(c, p, in.Trace, name, id, in.Node, ns.md.Hostname); err != nil {
+			if errors.Is(err, errWire) {
+				return c.locate(in.Trace)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// locate reads a trace the wire parser refused, for an error that says
+// where it breaks.
+func (c *combiner) locate(path string) error {
+	if _, err := xspace.Read(path); err != nil {
+		return fmt.Errorf("combine: %w", err)
+	}
+	return fmt.Errorf("combine: %s: %w", path, errWire)
+}
+
+// splitSpace returns an XSpace's planes (message bytes) and host names.
+func splitSpace(b []byte) (planes [][]byte, hosts []string, err error) {
+	for len(b) > 0 {
+		f, rest, err := next(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		b = rest
+		switch {
+		case f.num == fSpacePlanes && f.typ == protowire.BytesType:
+			planes = append(planes, f.data)
+		case f.num == fSpaceHostnames && f.typ == protowire.BytesType:
+			hosts = append(hosts, string(f.data))
+		}
+	}
+	return planes, hosts, nil
+}
+
+// checkWireNode is checkTraceNode on a parsed plane.
+func (c *combiner) checkWireNode(in Input, p *wirePlane) error {
+	for _, st := range p.pstats {
+		id, v, ok := statValue(st, p)
+		if !ok {
+			continue
+		}
+		switch p.stats[id] {
+		case statNodeID:
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n != int64(in.Node) {
+				return fmt.Errorf("combine: node id mismatch: %s records node %d, given as node %d", in.Trace, n, in.Node)
+			}
+		case "run_id":
+			if c.md.RunID != "" && v != c.md.RunID {
+				return fmt.Errorf("combine: run id mismatch: %s is run %q but %s is run %q", in.Trace, v, c.o.Offsets, c.md.RunID)
+			}
+		}
+	}
+	return nil
+}
+
+// nodeProto is the reference implementation: the node's XSpace decoded into
+// the generated types, aligned (alignPlane) and encoded again. Tests check
+// that nodeWire gives the same planes.
+func (c *combiner) nodeProto(in Input, ns *nodeState, rn *renamer) error {
+	space, err := xspace.Read(in.Trace)
+	if err != nil {
+		return fmt.Errorf("combine: %w", err)
+	}
+	if len(space.Hostnames) > 0 && space.Hostnames[0] != "" {
+		ns.md.Hostname = space.Hostnames[0]
+	}
+	if err := c.checkTraceNode(in, space); err != nil {
+		return err
+	}
+	if err := checkRange(in.Trace, space); err != nil {
+		return err
+	}
+	if err := c.aligner(in, ns); err != nil {
+		return err
+	}
+	for _, p := range space.Planes {
+		name, err := c.newName(in, rn, p.Name)
+		if err != nil {
+			return err
+		}
+		ns.md.Planes = append(ns.md.Planes, PlaneRename{From: p.Name, To: name})
+		skew := ns.alignPlane(p, strings.HasPrefix(p.Name, gpuPrefix))
+		p.Name = name
+		addPlaneStats(p, in.Node, ns.md.Hostname, skew)
+		if err := c.writePlane(p); err != nil {
+			return err
+		}
+		if err := c.printEvents(in.Node, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // snapshots reads and checks the node's snapshot file; with none, the

@@ -95,9 +95,18 @@ func NewIndex(offs []Offset) *Index {
 
 // Lookup returns what the function Lookup returns for the indexed records.
 func (ix *Index) Lookup(node int, local int64) (Offset, bool) {
+	o, covered, _ := ix.LookupUntil(node, local)
+	return o, covered
+}
+
+// LookupUntil is Lookup that also says how far the answer holds: when the
+// record covers local, Lookup gives the same record for every reading in
+// [local, until); otherwise until is local+1. A caller mapping readings in
+// increasing order can skip the lookups in between.
+func (ix *Index) LookupUntil(node int, local int64) (o Offset, covered bool, until int64) {
 	n := ix.nodes[node]
 	if n == nil {
-		return Offset{}, false
+		return Offset{}, false, local + 1
 	}
 	// i: the last record that starts at or before local.
 	i, _ := slices.BinarySearchFunc(n.offs, local, func(o Offset, t int64) int {
@@ -111,7 +120,14 @@ func (ix *Index) Lookup(node int, local int64) (Offset, bool) {
 	// walking back, and none is left once no earlier record ends after local.
 	for j := i; j >= 0 && n.offs[n.maxEnd[j]].WindowEndNS > local; j-- {
 		if n.offs[j].WindowEndNS > local {
-			return n.offs[j], true
+			// A later reading is answered otherwise once the window ends
+			// or the next record starts; none of the records between j and
+			// i covered local, so none covers a later reading either.
+			until = n.offs[j].WindowEndNS
+			if i+1 < len(n.offs) {
+				until = min(until, n.offs[i+1].WindowStartNS)
+			}
+			return n.offs[j], true, until
 		}
 	}
 	// None covers local: the nearest is the earlier record that ends last,
@@ -129,5 +145,5 @@ func (ix *Index) Lookup(node int, local int64) (Offset, bool) {
 			best = last
 		}
 	}
-	return n.offs[best], false
+	return n.offs[best], false, local + 1
 }

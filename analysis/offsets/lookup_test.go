@@ -76,3 +76,31 @@ func TestIndexMatchesLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupUntil: the record LookupUntil returns is Lookup's answer for
+// every reading in [local, until), on random overlapping windows.
+func TestLookupUntil(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for trial := range 300 {
+		var offs []Offset
+		for k := range 1 + r.IntN(8) {
+			start := int64(r.IntN(100))
+			offs = append(offs, Offset{NodeID: 1, RoundID: uint64(k + 1), WindowStartNS: start, WindowEndNS: start + 1 + int64(r.IntN(40))})
+		}
+		ix := NewIndex(offs)
+		for local := int64(-5); local < 150; local++ {
+			o, covered, until := ix.LookupUntil(1, local)
+			if want, wantCov := ix.Lookup(1, local); o != want || covered != wantCov {
+				t.Fatalf("trial %d, %d: LookupUntil %v %v, Lookup %v %v", trial, local, o, covered, want, wantCov)
+			}
+			if !covered && until != local+1 {
+				t.Fatalf("trial %d, %d: not covered but until %d", trial, local, until)
+			}
+			for s := local; s < until; s++ {
+				if got, _ := Lookup(offs, 1, s); got != o {
+					t.Fatalf("trial %d: LookupUntil(%d) = %+v until %d, but Lookup(%d) = %+v", trial, local, o, until, s, got)
+				}
+			}
+		}
+	}
+}

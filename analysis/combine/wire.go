@@ -1,0 +1,270 @@
+package combine
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/chronosync/chronosync/trace/xplanepb"
+	"github.com/chronosync/chronosync/trace/xspace"
+)
+
+// The combiner rewrites XSpace at the wire level: a plane is parsed just
+// far enough to find its metadata, lines and events, each event's times are
+// rewritten in place of the old ones, and everything else is copied as it
+// was. Decoding a whole XSpace into Go objects (and encoding it again) costs
+// several allocations per event and about 25 times the file's size in
+// memory; this costs none per event and holds only the file's bytes.
+// TestWireMatchesProto checks that both give proto.Equal results.
+
+// Field numbers of the XSpace schema (trace/xplanepb/xplane.proto).
+const (
+	fSpacePlanes    = 1
+	fSpaceHostnames = 4
+
+	fPlaneID        = 1
+	fPlaneName      = 2
+	fPlaneLines     = 3
+	fPlaneEventMeta = 4
+	fPlaneStatMeta  = 5
+	fPlaneStats     = 6
+
+	fLineTimestamp = 3
+	fLineEvents    = 4
+
+	fEventMeta     = 1
+	fEventOffset   = 2
+	fEventDuration = 3
+	fEventStats    = 4
+
+	fStatMeta   = 1
+	fStatDouble = 2
+	fStatUint   = 3
+	fStatInt    = 4
+	fStatStr    = 5
+	fStatBytes  = 6
+	fStatRef    = 7
+	fStatZStr   = 8
+
+	fMapKey   = 1
+	fMapValue = 2
+
+	fMetaID      = 1
+	fMetaName    = 2
+	fMetaDisplay = 4
+	fMetaStats   = 5
+)
+
+// errWire reports wire data the combiner cannot parse; the caller reads
+// the file with xspace.Read for an error that says where.
+var errWire = errors.New("malformed XSpace")
+
+// field is one parsed field: its number, wire type, the whole field's bytes
+// (tag included) and, for varints, the value, for length-delimited fields
+// the payload.
+type field struct {
+	num  protowire.Number
+	typ  protowire.Type
+	raw  []byte
+	v    uint64
+	data []byte
+}
+
+// next parses the first field of b and returns it and the rest of b.
+func next(b []byte) (field, []byte, error) {
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 {
+		return field{}, nil, errWire
+	}
+	f := field{num: num, typ: typ}
+	m := protowire.ConsumeFieldValue(num, typ, b[n:])
+	if m < 0 {
+		return field{}, nil, errWire
+	}
+	f.raw = b[:n+m]
+	switch typ {
+	case protowire.VarintType:
+		f.v, _ = protowire.ConsumeVarint(b[n:])
+	case protowire.BytesType:
+		f.data, _ = protowire.ConsumeBytes(b[n:])
+	case protowire.Fixed64Type:
+		f.v, _ = protowire.ConsumeFixed64(b[n:])
+	}
+	return f, b[n+m:], nil
+}
+
+// wireMeta is what the combiner needs of an event metadata entry.
+type wireMeta struct {
+	name, display string
+	collective    bool   // the name contains rccl or nccl
+	hloOp         string // an hlo_op stat of the metadata
+	hasHlo        bool
+	stats         []byte // its stats, concatenated XStat fields, for the JSON export
+}
+
+// wirePlane is one input plane, parsed.
+type wirePlane struct {
+	id     int64
+	name   string
+	lines  [][]byte // each line's message bytes
+	meta   map[int64]*wireMeta
+	stats  map[int64]string // stat metadata: id → name
+	maxID  int64            // the largest stat metadata id
+	copied []byte           // metadata map entries and plane stats, as they were (fields 4, 5, 6)
+	extra  []byte           // unknown fields
+	pstats [][]byte         // the plane's own stats (field 6 payloads)
+}
+
+func parsePlane(b []byte) (*wirePlane, error) {
+	p := &wirePlane{meta: map[int64]*wireMeta{}, stats: map[int64]string{}}
+	var evMeta [][]byte
+	for len(b) > 0 {
+		f, rest, err := next(b)
+		if err != nil {
+			return nil, err
+		}
+		b = rest
+		switch f.num {
+		case fPlaneID:
+			p.id = int64(f.v)
+		case fPlaneName:
+			p.name = string(f.data)
+		case fPlaneLines:
+			p.lines = append(p.lines, f.data)
+		case fPlaneEventMeta:
+			evMeta = append(evMeta, f.data)
+			p.copied = append(p.copied, f.raw...)
+		case fPlaneStatMeta:
+			id, name, err := parseStatMeta(f.data)
+			if err != nil {
+				return nil, err
+			}
+			p.stats[id] = name
+			p.maxID = max(p.maxID, id)
+			p.copied = append(p.copied, f.raw...)
+		case fPlaneStats:
+			p.pstats = append(p.pstats, f.data)
+			p.copied = append(p.copied, f.raw...)
+		default:
+			p.extra = append(p.extra, f.raw...)
+		}
+	}
+	hloID, hasHlo := p.statID(statHloOp)
+	for _, e := range evMeta {
+		id, m, err := parseEventMeta(e, p, hloID, hasHlo)
+		if err != nil {
+			return nil, err
+		}
+		p.meta[id] = m
+	}
+	return p, nil
+}
+
+// statID finds the stat metadata named name (the smallest id on ties).
+func (p *wirePlane) statID(name string) (int64, bool) {
+	best, found := int64(0), false
+	for id, n := range p.stats {
+		if n == name && (!found || id < best) {
+			best, found = id, true
+		}
+	}
+	return best, found
+}
+
+// mapEntry splits a map entry into its int64 key and its value message.
+func mapEntry(b []byte) (key int64, value []byte, err error) {
+	for len(b) > 0 {
+		f, rest, err := next(b)
+		if err != nil {
+			return 0, nil, err
+		}
+		b = rest
+		switch f.num {
+		case fMapKey:
+			key = int64(f.v)
+		case fMapValue:
+			value = f.data
+		}
+	}
+	return key, value, nil
+}
+
+// parseStatMeta reads a stat_metadata map entry: the key, and the value's
+// name.
+func parseStatMeta(b []byte) (int64, string, error) {
+	id, v, err := mapEntry(b)
+	var name string
+	for err == nil && len(v) > 0 {
+		var g field
+		if g, v, err = next(v); err == nil && g.num == fMetaName {
+			name = string(g.data)
+		}
+	}
+	return id, name, err
+}
+
+// parseEventMeta reads an event_metadata map entry.
+func parseEventMeta(b []byte, p *wirePlane, hloID int64, hasHlo bool) (int64, *wireMeta, error) {
+	id, v, err := mapEntry(b)
+	m := &wireMeta{}
+	for err == nil && len(v) > 0 {
+		var g field
+		if g, v, err = next(v); err != nil {
+			break
+		}
+		switch g.num {
+		case fMetaName:
+			m.name = string(g.data)
+		case fMetaDisplay:
+			m.display = string(g.data)
+		case fMetaStats:
+			m.stats = append(m.stats, g.raw...)
+			if sid, val, ok := statValue(g.data, p); hasHlo && ok && sid == hloID && !m.hasHlo {
+				m.hloOp, m.hasHlo = val, true
+			}
+		}
+	}
+	low := strings.ToLower(m.name)
+	m.collective = strings.Contains(low, "rccl") || strings.Contains(low, "nccl")
+	return id, m, err
+}
+
+// statValue renders one XStat's value as xspace.StatString does.
+func statValue(b []byte, p *wirePlane) (id int64, val string, ok bool) {
+	for len(b) > 0 {
+		f, rest, err := next(b)
+		if err != nil {
+			return 0, "", false
+		}
+		b = rest
+		switch f.num {
+		case fStatMeta:
+			id = int64(f.v)
+		case fStatDouble:
+			val = strconv.FormatFloat(protowireFloat(f.v), 'g', -1, 64)
+		case fStatUint:
+			val = strconv.FormatUint(f.v, 10)
+		case fStatInt:
+			val = strconv.FormatInt(int64(f.v), 10)
+		case fStatStr:
+			val = string(f.data)
+		case fStatRef:
+			if n, ok := p.stats[int64(f.v)]; ok {
+				val = n
+			} else {
+				val = xspace.StatString(&xplanepb.XPlane{}, &xplanepb.XStat{Value: &xplanepb.XStat_RefValue{RefValue: f.v}})
+			}
+		case fStatBytes:
+			val = xspace.StatString(nil, &xplanepb.XStat{Value: &xplanepb.XStat_BytesValue{BytesValue: f.data}})
+		case fStatZStr:
+			val = xspace.StatString(nil, &xplanepb.XStat{Value: &xplanepb.XStat_CompressedStrValue{CompressedStrValue: f.data}})
+		}
+	}
+	return id, val, true
+}
+
+// protowireFloat is the float64 of a fixed64 field's bits.
+func protowireFloat(v uint64) float64 { return math.Float64frombits(v) }

@@ -1,0 +1,102 @@
+package combine
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/chronosync/chronosync/trace/xspace"
+)
+
+// TestWireMatchesProto: rewriting at the wire level gives the same
+// combined XSpace (proto.Equal), the same Chrome trace (byte for byte) and
+// the same metadata as decoding into the generated types, on synthetic
+// traces with every correction and on real ones.
+func TestWireMatchesProto(t *testing.T) {
+	real := filepath.Join("..", "..", "testdata", "realdata")
+	for _, tc := range []struct {
+		name   string
+		inputs func(t *testing.T, dir string) ([]Input, Options)
+	}{
+		{"synthetic", func(t *testing.T, dir string) ([]Input, Options) {
+			in, offs := writeSynth(t, dir, synthClocks, 40)
+			return in, Options{Offsets: offs, Validate: true, PlanePrefix: "/clusterA"}
+		}},
+		{"synthetic, no correction", func(t *testing.T, dir string) ([]Input, Options) {
+			in, offs := writeSynth(t, dir, synthClocks, 10)
+			return in, Options{Offsets: offs, NoCorrection: true, Validate: true}
+		}},
+		{"real XSpaces", func(t *testing.T, dir string) ([]Input, Options) {
+			return []Input{{Node: 0, Trace: filepath.Join(real, "gpu_worker.xplane.pb")}, {Node: 1, Trace: filepath.Join(real, "tpu_inference_2.xplane.pb")}},
+				Options{Validate: true}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in, o := tc.inputs(t, dir)
+			o.Output = filepath.Join(dir, "wire", "combined.xplane.pb")
+			wire, err := Combine(in, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Output, o.reference = filepath.Join(dir, "proto", "combined.xplane.pb"), true
+			ref, err := Combine(in, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := xspace.Read(filepath.Join(dir, "wire", "combined.xplane.pb"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := xspace.Read(filepath.Join(dir, "proto", "combined.xplane.pb"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(a, b) {
+				for i := range min(len(a.Planes), len(b.Planes)) {
+					if !proto.Equal(a.Planes[i], b.Planes[i]) {
+						t.Fatalf("plane %d (%s) differs", i, a.Planes[i].Name)
+					}
+				}
+				t.Fatalf("combined XSpaces differ (%d and %d planes)", len(a.Planes), len(b.Planes))
+			}
+			if ja, jb := gunzipFile(t, filepath.Join(dir, "wire", "combined.trace.json.gz")), gunzipFile(t, filepath.Join(dir, "proto", "combined.trace.json.gz")); !bytes.Equal(ja, jb) {
+				t.Errorf("trace JSON differs (%d and %d bytes)", len(ja), len(jb))
+			}
+			wire.Metadata.Validate, ref.Metadata.Validate = nil, nil
+			for i := range wire.Metadata.Nodes {
+				if wire.Metadata.Nodes[i].Events != ref.Metadata.Nodes[i].Events ||
+					wire.Metadata.Nodes[i].MaxCorrectionNS != ref.Metadata.Nodes[i].MaxCorrectionNS ||
+					wire.Metadata.Nodes[i].UncertaintyMaxNS != ref.Metadata.Nodes[i].UncertaintyMaxNS {
+					t.Errorf("node %d metadata: wire %+v, reference %+v", i, wire.Metadata.Nodes[i], ref.Metadata.Nodes[i])
+				}
+			}
+			if wire.Report.Summary() != ref.Report.Summary() {
+				t.Errorf("validate: wire %s, reference %s", wire.Report.Summary(), ref.Report.Summary())
+			}
+		})
+	}
+}
+
+func gunzipFile(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
