@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,7 +21,8 @@ import (
 // streams; every 50th event a collective with hlo_op, the others compute
 // kernels with a correlation_id), their snapshot files, and offsets with
 // 2 s windows. It returns the inputs, the offsets path and the size of one
-// trace file.
+// trace file. The events start 200 ms into every clock, inside the
+// snapshot pairs and offset windows of every node.
 func writeBenchInputs(b *testing.B, dir string, nodes, perNode int) ([]Input, string, int64) {
 	w, err := offsets.Create(filepath.Join(dir, "offsets.jsonl"), offsets.Meta{File: "offsets", RunID: "bench", Estimator: "svm", Mode: "rounds"})
 	if err != nil {
@@ -40,10 +42,10 @@ func writeBenchInputs(b *testing.B, dir string, nodes, perNode int) ([]Input, st
 		gpu := xspace.NewPlaneBuilder(1, "/device:GPU:0")
 		lines := make([]*xspace.LineBuilder, 8)
 		for k := range lines {
-			lines[k] = gpu.Line(int64(k), fmt.Sprintf("stream %d", k), 1e6)
+			lines[k] = gpu.Line(int64(k), fmt.Sprintf("stream %d", k), 2e8)
 		}
 		for i := range perNode {
-			start := 1e6 + int64(i/8)*gap
+			start := 2e8 + int64(i/8)*gap
 			if i%50 == 0 {
 				lines[i%8].Add("rcclAllReduceKernel_sum_f32", start, gap/2, xspace.Str("hlo_op", fmt.Sprintf("all-reduce.%d", (i/50)%8)))
 			} else {
@@ -77,7 +79,8 @@ func writeBenchInputs(b *testing.B, dir string, nodes, perNode int) ([]Input, st
 }
 
 // BenchmarkCombine16x1M combines 16 nodes × 1M events (16 × 20k with
-// -short, as make bench-smoke runs it), JSON export and validation
+// -short, as make bench-smoke runs it; CHRONOSYNC_BENCH_EVENTS sets the
+// events per node), JSON export and validation
 // included, and reports events/s and the peak of live heap objects while
 // it runs (target ≥ 5M events/s; heap within the stated bound: about one
 // node's decoded trace, see MemoryBound).
@@ -92,6 +95,11 @@ func benchCombine(b *testing.B, noJSON bool) {
 	perNode := 1_000_000
 	if testing.Short() {
 		perNode = 20_000
+	}
+	if v := os.Getenv("CHRONOSYNC_BENCH_EVENTS"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			perNode = n
+		}
 	}
 	dir := b.TempDir()
 	inputs, offs, size := writeBenchInputs(b, dir, nodes, perNode)

@@ -15,6 +15,8 @@ import (
 // wireEvent is one event of a line being rewritten.
 type wireEvent struct {
 	raw           []byte // the event message
+	tail          []byte // its fields other than 1–3, when they follow those (nil otherwise)
+	tailOK        bool   // tail holds every other field
 	meta          int64
 	offset, dur   int64
 	timed         bool
@@ -109,20 +111,44 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 	return c.space.field(fSpacePlanes, body)
 }
 
-// appendStat appends an XStat as field num of a message.
+// appendStat appends an XStat (a metadata id and one value of kind
+// fStatStr, fStatInt or fStatUint) as field num of a message.
 func appendStat(b []byte, num protowire.Number, id int64, kind protowire.Number, v uint64, s string) []byte {
-	var st []byte
-	st = protowire.AppendTag(st, fStatMeta, protowire.VarintType)
-	st = protowire.AppendVarint(st, uint64(id))
+	size := protowire.SizeTag(fStatMeta) + protowire.SizeVarint(uint64(id)) + protowire.SizeTag(kind)
 	if kind == fStatStr {
-		st = protowire.AppendTag(st, fStatStr, protowire.BytesType)
-		st = protowire.AppendString(st, s)
+		size += protowire.SizeBytes(len(s))
 	} else {
-		st = protowire.AppendTag(st, kind, protowire.VarintType)
-		st = protowire.AppendVarint(st, v)
+		size += protowire.SizeVarint(v)
 	}
 	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendBytes(b, st)
+	b = protowire.AppendVarint(b, uint64(size))
+	b = protowire.AppendTag(b, fStatMeta, protowire.VarintType)
+	b = protowire.AppendVarint(b, uint64(id))
+	if kind == fStatStr {
+		b = protowire.AppendTag(b, fStatStr, protowire.BytesType)
+		return protowire.AppendString(b, s)
+	}
+	b = protowire.AppendTag(b, kind, protowire.VarintType)
+	return protowire.AppendVarint(b, v)
+}
+
+// eventStat returns the value of the stat with metadata id among the
+// stats (field 4) of an event's fields b.
+func eventStat(b []byte, p *wirePlane, id int64) (string, bool) {
+	for len(b) > 0 {
+		f, rest, err := next(b)
+		if err != nil {
+			return "", false
+		}
+		b = rest
+		if f.num != fEventStats || f.typ != protowire.BytesType {
+			continue
+		}
+		if sid, v, ok := statValue(f.data, p); ok && sid == id {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // rewriteLine aligns one line's events (see alignPlane for the rules) and
@@ -231,14 +257,15 @@ func (t *transcoder) rewriteLine(c *combiner, p *wirePlane, b []byte, path, plan
 			out = protowire.AppendBytes(out, e.raw)
 			continue
 		}
-		ev, hlo, hasHlo, err := t.rewriteEvent(p, e, e.start-nb, uncID, hloID)
+		m := p.meta[e.meta]
+		wantHlo := collectives && m != nil && m.collective
+		ev, hlo, hasHlo, err := t.rewriteEvent(p, e, e.start-nb, uncID, hloID, wantHlo)
 		if err != nil {
 			return nil, 0, false, err
 		}
 		out = protowire.AppendTag(out, fLineEvents, protowire.BytesType)
 		out = protowire.AppendBytes(out, ev)
-		m := p.meta[e.meta]
-		if collectives && m != nil && m.collective {
+		if wantHlo {
 			if !hasHlo && m.hasHlo {
 				hlo, hasHlo = m.hloOp, true
 			}
@@ -263,15 +290,17 @@ func (t *transcoder) rewriteLine(c *combiner, p *wirePlane, b []byte, path, plan
 	return out, skew, len(t.order) > 0, nil
 }
 
-// parseEvent reads the fields of an event the combiner rewrites.
+// parseEvent reads the fields of an event the combiner rewrites. When the
+// fields other than metadata_id, offset_ps and duration_ps all come after
+// those (as every encoder writes them), tail is that run of bytes, so that
+// rewriting copies it whole.
 func parseEvent(b []byte) (wireEvent, error) {
-	e := wireEvent{raw: b}
+	e := wireEvent{raw: b, tailOK: true}
 	for len(b) > 0 {
 		f, rest, err := next(b)
 		if err != nil {
 			return e, err
 		}
-		b = rest
 		switch f.num {
 		case fEventMeta:
 			e.meta = int64(f.v)
@@ -279,15 +308,25 @@ func parseEvent(b []byte) (wireEvent, error) {
 			e.offset, e.timed = int64(f.v), true
 		case fEventDuration:
 			e.dur = int64(f.v)
+		default:
+			if e.tail == nil {
+				e.tail = b
+			}
+			b = rest
+			continue
 		}
+		if e.tail != nil {
+			e.tailOK = false // a field 1–3 after the others
+		}
+		b = rest
 	}
 	return e, nil
 }
 
 // rewriteEvent writes a timed event with its new offset and duration, its
-// other fields as they were, and the uncertainty stat; it also returns the
-// event's hlo_op stat, if it has one.
-func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, hloID int64) ([]byte, string, bool, error) {
+// other fields as they were, and the uncertainty stat; with wantHlo it also
+// returns the event's hlo_op stat, if it has one.
+func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, hloID int64, wantHlo bool) ([]byte, string, bool, error) {
 	out := t.ev[:0]
 	if e.meta != 0 {
 		out = protowire.AppendTag(out, fEventMeta, protowire.VarintType)
@@ -301,23 +340,26 @@ func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, hlo
 	}
 	var hlo string
 	var hasHlo bool
-	for b := e.raw; len(b) > 0; {
-		f, rest, err := next(b)
-		if err != nil {
-			return nil, "", false, err
+	if e.tailOK {
+		out = append(out, e.tail...)
+		if wantHlo {
+			hlo, hasHlo = eventStat(e.tail, p, hloID)
 		}
-		b = rest
-		switch f.num {
-		case fEventMeta, fEventOffset, fEventDuration:
-			continue
-		case fEventStats:
-			if !hasHlo {
-				if id, v, ok := statValue(f.data, p); ok && id == hloID {
-					hlo, hasHlo = v, true
-				}
+	} else {
+		for b := e.raw; len(b) > 0; {
+			f, rest, err := next(b)
+			if err != nil {
+				return nil, "", false, err
 			}
+			b = rest
+			if f.num == fEventMeta || f.num == fEventOffset || f.num == fEventDuration {
+				continue
+			}
+			out = append(out, f.raw...)
 		}
-		out = append(out, f.raw...)
+		if wantHlo {
+			hlo, hasHlo = eventStat(e.raw, p, hloID)
+		}
 	}
 	out = appendStat(out, fEventStats, uncID, fStatUint, uint64(math.Ceil(e.sigma)), "")
 	t.ev = out
