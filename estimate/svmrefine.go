@@ -119,7 +119,6 @@ type refine struct {
 type edgeFit struct {
 	a, bf, br     float64
 	sigma, aSigma float64
-	nf, nr        int
 	tF, tR        float64
 }
 
@@ -256,7 +255,7 @@ func (r *refine) fitEdges() (edgeFit, bool) {
 		return edgeFit{}, false
 	}
 	a := (F.sxy + R.sxy) / sxx
-	f := edgeFit{a: a * 1e-9, bf: F.ybar - a*F.xbar, br: R.ybar - a*R.xbar, nf: F.n, nr: R.n}
+	f := edgeFit{a: a * 1e-9, bf: F.ybar - a*F.xbar, br: R.ybar - a*R.xbar}
 	r.f.residuals(a, f.bf, r.pairs)
 	r.r.residuals(a, f.br, r.pairs)
 	// Per-side residual variances, two parameters per side (the shared

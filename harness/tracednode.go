@@ -32,11 +32,11 @@ type tracedNode struct {
 	events  []tracedEvent
 }
 
-// tracedEvent is a finished event and its true start and end in global
-// time (the reference node's ideal host clock).
+// tracedEvent is a finished event and its true start in global time (the
+// reference node's ideal host clock).
 type tracedEvent struct {
-	ev              training.Event
-	trueStart, true int64
+	ev        training.Event
+	trueStart int64
 }
 
 func newTracedNode(p *tracedProtocol, id world.NodeID) *tracedNode {
@@ -53,7 +53,7 @@ func (n *tracedNode) Started(_ world.NodeID, id uint64) { n.starts[id] = n.globa
 func (n *tracedNode) Finished(_ world.NodeID, ev training.Event) {
 	start := n.starts[ev.ID]
 	delete(n.starts, ev.ID)
-	n.events = append(n.events, tracedEvent{ev: ev, trueStart: start, true: n.global()})
+	n.events = append(n.events, tracedEvent{ev: ev, trueStart: start})
 }
 
 // space builds the node's XSpace: /host:CPU (the launching thread),

@@ -76,9 +76,9 @@ type Options struct {
 	// Logger reports progress, one line per node; nil is silent.
 	Logger *slog.Logger
 
-	// reference (tests) decodes each trace into the generated types
-	// instead of rewriting it at the wire level.
-	reference bool
+	// nodeFn (tests) replaces nodeWire, so that the reference
+	// implementation, which decodes into the generated types, can run.
+	nodeFn func(c *combiner, in Input, ns *nodeState, rn *renamer) error
 }
 
 // Result is what Combine produced.
@@ -200,13 +200,11 @@ func (c *combiner) node(in Input) ([]validate.Op, error) {
 	md := NodeMetadata{ID: in.Node, Trace: c.rel(in.Trace), Hostname: fmt.Sprintf("node%d", in.Node), OffsetWindows: c.windows[in.Node]}
 	ns := &nodeState{id: in.Node, md: &md}
 	rn := &renamer{node: in.Node, prefix: c.o.PlanePrefix}
-	var err error
-	if c.o.reference {
-		err = c.nodeProto(in, ns, rn)
-	} else {
-		err = c.nodeWire(in, ns, rn)
+	nodeFn := (*combiner).nodeWire
+	if c.o.nodeFn != nil {
+		nodeFn = c.o.nodeFn
 	}
-	if err != nil {
+	if err := nodeFn(c, in, ns, rn); err != nil {
 		return nil, err
 	}
 	md.ClockSkewNS = ns.firstCorr / 1000
@@ -348,45 +346,6 @@ func (c *combiner) checkWireNode(in Input, p *wirePlane) error {
 	return nil
 }
 
-// nodeProto is the reference implementation: the node's XSpace decoded into
-// the generated types, aligned (alignPlane) and encoded again. Tests check
-// that nodeWire gives the same planes.
-func (c *combiner) nodeProto(in Input, ns *nodeState, rn *renamer) error {
-	space, err := xspace.Read(in.Trace)
-	if err != nil {
-		return fmt.Errorf("combine: %w", err)
-	}
-	if len(space.Hostnames) > 0 && space.Hostnames[0] != "" {
-		ns.md.Hostname = space.Hostnames[0]
-	}
-	if err := c.checkTraceNode(in, space); err != nil {
-		return err
-	}
-	if err := checkRange(in.Trace, space); err != nil {
-		return err
-	}
-	if err := c.aligner(in, ns); err != nil {
-		return err
-	}
-	for _, p := range space.Planes {
-		name, err := c.newName(in, rn, p.Name)
-		if err != nil {
-			return err
-		}
-		ns.md.Planes = append(ns.md.Planes, PlaneRename{From: p.Name, To: name})
-		skew := ns.alignPlane(p, strings.HasPrefix(p.Name, gpuPrefix))
-		p.Name = name
-		addPlaneStats(p, in.Node, ns.md.Hostname, skew)
-		if err := c.writePlane(p); err != nil {
-			return err
-		}
-		if err := c.printEvents(in.Node, p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // snapshots reads and checks the node's snapshot file; with none, the
 // node's tracer clock is taken as its host clock and that is recorded.
 func (c *combiner) snapshots(in Input, md *NodeMetadata) (*align.Snapshots, error) {
@@ -421,29 +380,6 @@ func (c *combiner) snapshots(in Input, md *NodeMetadata) (*align.Snapshots, erro
 	return snaps, nil
 }
 
-// checkTraceNode compares the node and run ids a trace records about
-// itself (node_id and run_id stats on its planes, as chronosync's
-// simulator writes them) with the input's.
-func (c *combiner) checkTraceNode(in Input, space *xplanepb.XSpace) error {
-	for _, p := range space.Planes {
-		for _, s := range p.Stats {
-			m := p.StatMetadata[s.MetadataId]
-			switch {
-			case m == nil:
-			case m.Name == statNodeID:
-				if v, ok := s.Value.(*xplanepb.XStat_Int64Value); ok && v.Int64Value != int64(in.Node) {
-					return fmt.Errorf("combine: node id mismatch: %s records node %d, given as node %d", in.Trace, v.Int64Value, in.Node)
-				}
-			case m.Name == "run_id":
-				if v := xspace.StatString(p, s); c.md.RunID != "" && v != c.md.RunID {
-					return fmt.Errorf("combine: run id mismatch: %s is run %q but %s is run %q", in.Trace, v, c.o.Offsets, c.md.RunID)
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // rel names an input relative to the output's directory when it lies
 // there or below, so that metadata.json stays true when the directory
 // moves; otherwise as given.
@@ -459,40 +395,6 @@ func (c *combiner) rel(path string) string {
 // (timestamp_ns·1000 + offset_ps, XLA's own arithmetic) must fit an
 // int64, which leaves ±106 days around the clock's zero.
 const maxLineNs = math.MaxInt64/1000 - 1e12
-
-// checkRange refuses traces whose line timestamps are too far from zero
-// for picosecond arithmetic, such as Unix-epoch ns: XLA writes them
-// relative to the profile's start.
-func checkRange(path string, space *xplanepb.XSpace) error {
-	for _, p := range space.Planes {
-		for _, l := range p.Lines {
-			if l.TimestampNs > maxLineNs || l.TimestampNs < -maxLineNs {
-				return fmt.Errorf("combine: %s: plane %s line %d: timestamp_ns %d is beyond ±%d ns, too far from zero for picosecond times (are they Unix-epoch ns? XSpace timestamps are relative to the profile's start)",
-					path, p.Name, l.Id, l.TimestampNs, int64(maxLineNs))
-			}
-		}
-	}
-	return nil
-}
-
-// printEvents writes one line per timed event of a combined plane.
-func (c *combiner) printEvents(node int, p *xplanepb.XPlane) error {
-	if c.o.PrintEvents == nil {
-		return nil
-	}
-	w := bufio.NewWriter(c.o.PrintEvents)
-	for _, line := range p.Lines {
-		for _, ev := range line.Events {
-			name := ""
-			if m := p.EventMetadata[ev.MetadataId]; m != nil {
-				name = m.Name
-			}
-			fmt.Fprintf(w, "node %d %s line %d %s start %d ps dur %d ps\n",
-				node, p.Name, line.Id, name, line.TimestampNs*1000+ev.GetOffsetPs(), ev.DurationPs)
-		}
-	}
-	return w.Flush()
-}
 
 // writePlane gives the plane the next output id and streams it to both
 // outputs.

@@ -151,9 +151,13 @@ func eventStat(b []byte, p *wirePlane, id int64) (string, bool) {
 	return "", false
 }
 
-// rewriteLine aligns one line's events (see alignPlane for the rules) and
-// returns the new line message (valid until the next call) and the
-// correction at its first timed event (ps), and whether it had one.
+// rewriteLine aligns one line's timed events and returns the new line
+// message (valid until the next call), the correction at its first timed
+// event (ps), and whether it had one. The events keep their order by raw
+// start (a later event whose aligned start would come earlier starts with
+// its predecessor instead, and is counted), the line is re-based on its
+// earliest aligned event, and every timed event gets a
+// clock_uncertainty_ns stat.
 func (t *transcoder) rewriteLine(c *combiner, p *wirePlane, b []byte, path, plane string, uncID, hloID int64, collectives bool, pid int64, node int) ([]byte, int64, bool, error) {
 	var ts, lineID, displayID int64
 	var lineName, displayName string

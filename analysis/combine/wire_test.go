@@ -44,7 +44,7 @@ func TestWireMatchesProto(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o.Output, o.reference = filepath.Join(dir, "proto", "combined.xplane.pb"), true
+			o.Output, o.nodeFn = filepath.Join(dir, "proto", "combined.xplane.pb"), (*combiner).nodeProto
 			ref, err := Combine(in, o)
 			if err != nil {
 				t.Fatal(err)
