@@ -22,6 +22,7 @@ test: lint proto-check bench-smoke unit accept
 
 unit:
 	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -tags rocm ./real/rocm/
 
 ## accept: the whole-scenario acceptance runs and property tests, which are
 ## built only without -race (files tagged !race)

@@ -22,4 +22,7 @@ if ! "$GOBIN/staticcheck" -version 2>/dev/null | grep -q "(${STATICCHECK_VERSION
 	go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
 fi
 "$GOBIN/staticcheck" ./...
+# The ROCm tracer clock builds only with -tags rocm (cgo, libhsa-runtime-dev).
+go vet -tags rocm ./real/rocm/
+"$GOBIN/staticcheck" -tags rocm ./real/rocm/
 echo "lint: gofmt, go vet and staticcheck are clean"

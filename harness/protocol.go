@@ -17,7 +17,7 @@ type protocol interface {
 	program(world.NodeID) world.Program
 	// attach runs once the world exists; dir is the (staging) run
 	// directory the protocol may write its artifacts into.
-	attach(w *sim.Sim, dir string) error
+	attach(w truth, dir string) error
 	// finish runs after the simulation: it flushes and closes the files.
 	finish() error
 	summarize(s *Summary)
@@ -43,15 +43,29 @@ func newProtocol(sc *scenario.Scenario, r *scenario.Resolved) (protocol, error) 
 	}
 }
 
+// truth is what protocols measure against: the ground truth of the world
+// they ran in, the simulator's or the real backend's (*sim.Sim,
+// *real.World).
+type truth interface {
+	Nodes() int
+	// HostIdeal returns node i's host clock now.
+	HostIdeal(i world.NodeID) int64
+	// HostIdealAt returns node i's host clock at true time t.
+	HostIdealAt(i world.NodeID, t int64) int64
+	// HostTrueTime returns the true time at which node i's host clock
+	// reads local.
+	HostTrueTime(i world.NodeID, local int64) int64
+}
+
 type pingProtocol struct {
 	cfg      ping.Config
-	w        *sim.Sim
+	w        truth
 	programs []*ping.Node // every incarnation of every node, in boot order
 	rtt      []float64
 	errs     []float64
 }
 
-func (p *pingProtocol) attach(w *sim.Sim, _ string) error { p.w = w; return nil }
+func (p *pingProtocol) attach(w truth, _ string) error { p.w = w; return nil }
 
 func (p *pingProtocol) finish() error { return nil }
 
@@ -86,7 +100,13 @@ func (p *pingProtocol) summarize(s *Summary) {
 	s.Network = networkStats(p.w)
 }
 
-func networkStats(w *sim.Sim) NetworkStats {
+// networkStats sums the simulator's link counters; a real run fills them
+// from its shaper instead (see realrun.go).
+func networkStats(t truth) NetworkStats {
+	w, ok := t.(*sim.Sim)
+	if !ok {
+		return NetworkStats{}
+	}
 	n := NetworkStats{Dropped: w.Drops()}
 	for from := range w.Nodes() {
 		for to := range w.Nodes() {
@@ -104,4 +124,12 @@ func networkStats(w *sim.Sim) NetworkStats {
 		}
 	}
 	return n
+}
+
+// backendOf names the world a protocol runs in.
+func backendOf(t truth) string {
+	if _, ok := t.(*sim.Sim); ok {
+		return "sim"
+	}
+	return "real"
 }

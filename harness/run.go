@@ -9,6 +9,7 @@ package harness
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +44,9 @@ type Options struct {
 	// Observe, if not nil, is called 200 times during the run with the
 	// virtual time reached (benchmarks sample memory with it).
 	Observe func(now time.Duration)
+	// Context, if not nil, ends a real-backend run early when it is done
+	// (SIGINT); the run still cleans up and records what it measured.
+	Context context.Context
 
 	// protocol replaces the scenario's protocol (tests only).
 	protocol protocol
@@ -59,16 +63,10 @@ type Result struct {
 	Estimates []EstimateResult
 }
 
-// ErrRealBackend is returned for --backend=real until the real backend
-// lands.
-var ErrRealBackend = errors.New("the real backend is not available in this build yet")
-
 // Run runs sc and writes its run directory.
 func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 	switch opts.Backend {
-	case "", "sim":
-	case "real":
-		return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, ErrRealBackend)
+	case "", "sim", "real":
 	default:
 		return nil, fmt.Errorf("run %s: unknown backend %q (want sim or real)", sc.Name, opts.Backend)
 	}
@@ -138,6 +136,16 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 	logBuf := bufio.NewWriter(logFile)
 	defer flushInto(&err, logBuf, FileLog)
 
+	proto := opts.protocol
+	if proto == nil {
+		if proto, err = newProtocol(sc, resolved); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Backend == "real" {
+		return runReal(sc, resolved, dir, opts, proto, logBuf, files[:len(files)-1], yml)
+	}
+
 	var eventSinks []io.Writer
 	if !opts.NoEventLog {
 		files = append(files, Artifact{FileEvents, "the event log, one line per event (docs/event-log.md)"})
@@ -163,12 +171,6 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 		events = io.MultiWriter(eventSinks...)
 	}
 
-	proto := opts.protocol
-	if proto == nil {
-		if proto, err = newProtocol(sc, resolved); err != nil {
-			return nil, err
-		}
-	}
 	cfg := simConfig(sc.Seed, resolved)
 	w, err := sim.New(cfg, proto.program, sim.Options{EventLog: events, Log: logBuf, LogLevel: slog.LevelInfo})
 	if err != nil {

@@ -25,6 +25,35 @@ type Summary struct {
 	Ping      *PingSummary  `json:"ping,omitempty"`
 	Sync      *SyncSummary  `json:"sync,omitempty"`
 	Trace     *TraceSummary `json:"trace,omitempty"`
+	Real      *RealSummary  `json:"real,omitempty"`
+}
+
+// RealSummary says how a real-backend run ran: what carried its packets and
+// where its timestamps came from.
+type RealSummary struct {
+	// Topology is the netlab kind: direct (one veth pair), bridge (a Linux
+	// bridge, no impairment) or relay (the userspace shaper).
+	Topology string `json:"topology"`
+	// Impairment is what applied the links' parameters: none, userspace or
+	// netem.
+	Impairment string `json:"impairment"`
+	// Timestamps counts datagram timestamps by source: the kernel's
+	// software timestamps or the user-space fallback.
+	Timestamps TimestampCounts `json:"timestamps"`
+	// TimestampSource is kernel, user or mixed.
+	TimestampSource string `json:"timestamp_source"`
+	// ReleaseLateP99NS is the shaper's worst per-link p99 of (write time -
+	// scheduled release), in ns; 0 without a shaper.
+	ReleaseLateP99NS int64 `json:"release_late_p99_ns"`
+}
+
+// TimestampCounts count datagram timestamps by source.
+type TimestampCounts struct {
+	TxKernel uint64 `json:"tx_kernel"`
+	TxUser   uint64 `json:"tx_user"`
+	RxKernel uint64 `json:"rx_kernel"`
+	RxUser   uint64 `json:"rx_user"`
+	TxLate   uint64 `json:"tx_late"`
 }
 
 // NetworkStats add up the link models' counters over every directed link.
@@ -65,8 +94,13 @@ func (r *Result) Print(w io.Writer) {
 	if r.Wall > 0 {
 		speed = s.Virtual / r.Wall.Seconds()
 	}
-	fmt.Fprintf(w, "simulated %.3gs in %v wall (%.3gx), %d events, event-log hash %s\n",
-		s.Virtual, r.Wall.Round(time.Millisecond), speed, s.Events, s.EventHash)
+	if rs := s.Real; rs != nil {
+		fmt.Fprintf(w, "ran %.3gs in real time on %s links (impairment %s), timestamps %s\n",
+			s.Virtual, rs.Topology, rs.Impairment, rs.TimestampSource)
+	} else {
+		fmt.Fprintf(w, "simulated %.3gs in %v wall (%.3gx), %d events, event-log hash %s\n",
+			s.Virtual, r.Wall.Round(time.Millisecond), speed, s.Events, s.EventHash)
+	}
 	n := s.Network
 	fmt.Fprintf(w, "network: %d packets, %d delivered, %d lost, %d queue drops, %d duplicated, %d corrupted\n",
 		n.Packets, n.Delivered, n.Lost, n.QueueDrops, n.Duplicated, n.Corrupted)

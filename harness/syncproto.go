@@ -14,7 +14,6 @@ import (
 	"github.com/chronosync/chronosync/rounds"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/scenario"
-	"github.com/chronosync/chronosync/sim"
 	"github.com/chronosync/chronosync/world"
 )
 
@@ -70,7 +69,7 @@ type syncProtocol struct {
 	cfg   rounds.Config
 	sc    *scenario.Scenario
 	runID string
-	w     *sim.Sim
+	w     truth
 	dir   string
 	boots []uint64
 	err   error // the first recording error
@@ -119,13 +118,13 @@ func (p *syncProtocol) artifacts() []Artifact {
 	}
 }
 
-func (p *syncProtocol) attach(w *sim.Sim, dir string) error {
+func (p *syncProtocol) attach(w truth, dir string) error {
 	p.w, p.dir = w, dir
 	var err error
 	if p.probeFile, err = os.Create(filepath.Join(dir, FileProbes)); err != nil {
 		return err
 	}
-	if p.probes, err = probelog.NewWriter(p.probeFile, probelog.Meta{Schema: 1, RunID: p.runID, Nodes: w.Nodes(), Units: "ns", Source: "sim"}); err != nil {
+	if p.probes, err = probelog.NewWriter(p.probeFile, probelog.Meta{Schema: 1, RunID: p.runID, Nodes: w.Nodes(), Units: "ns", Source: backendOf(w)}); err != nil {
 		return err
 	}
 	meta := offsets.Meta{RunID: p.runID, Reference: int(p.cfg.Reference), Estimator: string(p.cfg.Estimate.Kind), Mode: string(p.cfg.Mode)}

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/chronosync/chronosync/scenario"
-	"github.com/chronosync/chronosync/sim"
 	"github.com/chronosync/chronosync/workload/snapshots"
 	"github.com/chronosync/chronosync/workload/training"
 	"github.com/chronosync/chronosync/world"
@@ -91,7 +90,7 @@ func (p *tracedProtocol) program(id world.NodeID) world.Program {
 	})
 }
 
-func (p *tracedProtocol) attach(w *sim.Sim, dir string) error {
+func (p *tracedProtocol) attach(w truth, dir string) error {
 	return p.syncProtocol.attach(w, dir)
 }
 

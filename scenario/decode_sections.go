@@ -84,7 +84,7 @@ func (d *decoder) scenario(n *yaml.Node) *Scenario {
 		Protocol: defaultProtocol(ProtocolPing),
 	}
 	m := d.fields(n, "", "name", "description", "seed", "duration", "nodes",
-		"clocks", "topology", "links", "faults", "workload", "protocol")
+		"clocks", "topology", "links", "faults", "workload", "protocol", "impairment")
 	if m == nil {
 		return s
 	}
@@ -108,7 +108,21 @@ func (d *decoder) scenario(n *yaml.Node) *Scenario {
 	if p, ok := m["protocol"]; ok {
 		s.Protocol = d.protocol(p, "protocol")
 	}
+	field(m, "", "impairment", d.impairment, &s.Impairment)
 	return s
+}
+
+func (d *decoder) impairment(n *yaml.Node, path string) (Impairment, bool) {
+	v, ok := d.str(n, path)
+	if !ok {
+		return "", false
+	}
+	switch im := Impairment(v); im {
+	case ImpairAuto, ImpairNetem, ImpairUserspace:
+		return im, true
+	}
+	d.errorf(n, path, "unknown impairment %q; expected auto, netem or userspace", v)
+	return "", false
 }
 
 // kindOf returns the text of the key kind of mapping n as written ("" if

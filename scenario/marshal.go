@@ -24,6 +24,9 @@ func (s *Scenario) Marshal() ([]byte, error) {
 	add(root, "seed", plain(strconv.FormatUint(s.Seed, 10)))
 	add(root, "duration", dur(s.Duration))
 	add(root, "nodes", integer(s.Nodes))
+	if s.Impairment != "" {
+		add(root, "impairment", str(string(s.Impairment)))
+	}
 	if c := clocksNode(s.Clocks); len(c.Content) > 0 {
 		add(root, "clocks", c)
 	}

@@ -97,3 +97,40 @@ func TestReadmeExample(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestImpairment(t *testing.T) {
+	base := "name: x\nduration: 1s\nnodes: 2\n"
+	for _, tc := range []struct {
+		line string
+		want Impairment
+		err  string
+	}{
+		{"", "", ""},
+		{"impairment: auto\n", ImpairAuto, ""},
+		{"impairment: netem\n", ImpairNetem, ""},
+		{"impairment: userspace\n", ImpairUserspace, ""},
+		{"impairment: tbf\n", "", `x.yaml:4: impairment: unknown impairment "tbf"; expected auto, netem or userspace`},
+	} {
+		s, err := Parse("x.yaml", []byte(base+tc.line))
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: err = %v, want %s", tc.line, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		if s.Impairment != tc.want {
+			t.Errorf("%q: Impairment = %q, want %q", tc.line, s.Impairment, tc.want)
+		}
+		out, err := s.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Parse("x.yaml", out)
+		if err != nil || back.Impairment != tc.want {
+			t.Errorf("%q: round trip gave %q, %v", tc.line, back.Impairment, err)
+		}
+	}
+}

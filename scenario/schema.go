@@ -33,6 +33,9 @@ type Scenario struct {
 	Faults      []Fault // in any order; Resolve sorts them by At
 	Workload    Workload
 	Protocol    Protocol
+	// Impairment says how the real backend applies the links' parameters
+	// (the simulator ignores it): "" or auto, netem or userspace.
+	Impairment Impairment
 
 	// src is where the scenario was parsed from, so that errors found
 	// after decoding (Validate, Resolve) can name the file and line. It is
@@ -338,3 +341,19 @@ type Sync struct {
 	ConsensusGain  float64       // (0, 1]; default 0.5 (used by SyncConsensus only)
 	ConvergedFrom  int           // first round counted in converged-error figures, >= 1; default 3
 }
+
+// Impairment is how the real backend impairs its links.
+type Impairment string
+
+// The impairment modes.
+const (
+	// ImpairAuto uses netem where the kernel has it, else the userspace
+	// shaper.
+	ImpairAuto Impairment = "auto"
+	// ImpairNetem uses the kernel's netem qdisc and fails where it is
+	// missing.
+	ImpairNetem Impairment = "netem"
+	// ImpairUserspace relays every frame through the userspace shaper,
+	// which applies the simulator's own link model in real time.
+	ImpairUserspace Impairment = "userspace"
+)

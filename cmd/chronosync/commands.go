@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -44,6 +46,11 @@ library (see scenarios/README.md).`,
 				Backend:      backend,
 				Progress:     terminal(cmd.OutOrStdout()),
 			}
+			// SIGINT or SIGTERM ends a real run early; it still removes
+			// its namespaces and records what it measured.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			opts.Context = ctx
 			if cmd.Flags().Changed("seed") {
 				opts.Seed = &seed
 			}

@@ -1,0 +1,307 @@
+//go:build linux
+
+package harness
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/chronosync/chronosync/real"
+	"github.com/chronosync/chronosync/real/netlab"
+	"github.com/chronosync/chronosync/real/shaper"
+	"github.com/chronosync/chronosync/scenario"
+	"github.com/chronosync/chronosync/sim/netem"
+	"github.com/chronosync/chronosync/world"
+)
+
+// maxRealNodes is the most nodes the real backend runs on one machine.
+const maxRealNodes = 64
+
+// runReal runs the scenario on the real backend: every node in its own
+// network namespace, links through a bridge or the userspace shaper, the
+// same protocol code. It writes the same run directory as the simulator,
+// less the event log and checkpoints, which only a deterministic run has.
+func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Options, proto protocol, log *bufio.Writer, files []Artifact, yml []byte) (_ *Result, err error) {
+	if err := realRefusals(sc, r); err != nil {
+		return nil, err
+	}
+	// The nodes' loops and the shaper log from their own goroutines.
+	logw := &lockedWriter{w: log}
+	net, err := startNetwork(sc, r, logw)
+	if err != nil {
+		return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, err)
+	}
+	defer func() {
+		if cerr := net.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("run %s --backend=real: clean up: %w", sc.Name, cerr)
+		}
+	}()
+	cfg := real.Config{Seed: sc.Seed, Log: logw, LogLevel: slog.LevelInfo, Serialize: true}
+	for i, n := range r.Nodes {
+		cfg.Nodes = append(cfg.Nodes, real.NodeConfig{
+			Clock: n.Clock, Tracer: n.Tracer, Addr: net.lab.Addr(i),
+			Enter: func(f func() error) error { return net.lab.Do(i, f) },
+		})
+	}
+	cfg.Peers = make([][]world.NodeID, len(r.Nodes))
+	for _, e := range r.Edges {
+		cfg.Peers[e.From] = append(cfg.Peers[e.From], world.NodeID(e.To))
+	}
+	w, err := real.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build real world for %s: %w", sc.Name, err)
+	}
+	if err := proto.attach(w, dir); err != nil {
+		return nil, fmt.Errorf("start recording: %w", err)
+	}
+	files = append(files, proto.artifacts()...)
+
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Duration)
+	defer cancel()
+	bar := newProgress(opts.Progress, sc.Name, r.Duration)
+	start := time.Now()
+	w.Start(proto.program)
+	runErr := waitReal(ctx, w, bar)
+	stopErr := w.Stop()
+	wall := time.Since(start)
+	bar.done()
+	if err := proto.finish(); err != nil {
+		return nil, fmt.Errorf("record outputs: %w", err)
+	}
+	if err := errors.Join(runErr, stopErr); err != nil {
+		return nil, fail(dir, sc, opts.ScenarioFile, &Failure{Virtual: wall, Panic: err.Error()})
+	}
+
+	m := Manifest{
+		Schema: ManifestSchema, Chronosync: Version(), Go: goVersion(), Backend: "real",
+		Scenario: sc.Name, ScenarioFile: opts.ScenarioFile, Seed: sc.Seed,
+		ScenarioAsRun: string(yml), Files: files,
+	}
+	sum := Summary{
+		Scenario: sc.Name, Seed: sc.Seed, Backend: "real", Nodes: w.Nodes(),
+		Virtual: wall.Seconds(), Protocol: string(sc.Protocol.Kind),
+	}
+	proto.summarize(&sum)
+	sum.Network = net.stats(w)
+	ts := w.Stats()
+	sum.Real = &RealSummary{
+		Topology: string(net.lab.Kind()), Impairment: net.impairment,
+		Timestamps:       TimestampCounts{TxKernel: ts.TxKernel, TxUser: ts.TxUser, RxKernel: ts.RxKernel, RxUser: ts.RxUser, TxLate: ts.TxLate},
+		TimestampSource:  ts.Source(),
+		ReleaseLateP99NS: net.lateP99(),
+	}
+	if err := writeJSON(dir, FileSummary, sum); err != nil {
+		return nil, err
+	}
+	if err := writeJSON(dir, FileManifest, m); err != nil {
+		return nil, err
+	}
+	res := &Result{Manifest: m, Summary: sum, Wall: wall}
+	switch sp := proto.(type) {
+	case *syncProtocol:
+		res.Estimates = sp.graphcalc
+	case *tracedProtocol:
+		res.Estimates = sp.graphcalc
+	}
+	return res, nil
+}
+
+// waitReal waits for the run's end (ctx), updating the progress bar, and
+// returns the first callback panic.
+func waitReal(ctx context.Context, w *real.World, bar *progress) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if err := w.Failure(); err != nil {
+			return err
+		}
+		bar.set(w.Now())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// realRefusals names the scenario features the real backend cannot honour,
+// up front, rather than dropping them silently.
+func realRefusals(sc *scenario.Scenario, r *scenario.Resolved) error {
+	var errs []error
+	if len(r.Nodes) > maxRealNodes {
+		errs = append(errs, fmt.Errorf("%d nodes: the real backend runs at most %d nodes on one machine", len(r.Nodes), maxRealNodes))
+	}
+	for _, f := range r.Faults {
+		errs = append(errs, fmt.Errorf("fault %s at %v: faults are injected only by the simulator so far", f.Kind, f.At))
+	}
+	if r.Workload.Kind != scenario.WorkloadNone && r.Workload.Kind != "" {
+		errs = append(errs, fmt.Errorf("workload %s: traced workloads run only in the simulator so far", r.Workload.Kind))
+	}
+	if sc.Impairment == scenario.ImpairNetem {
+		errs = append(errs, errors.New("impairment netem: the kernel netem path is not implemented (and this kernel has no netem qdisc); use impairment: userspace or auto"))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("scenario %s cannot run on the real backend: %w", sc.Name, errors.Join(errs...))
+	}
+	return nil
+}
+
+// network is a run's namespaces and, when links are impaired, the shaper
+// relaying between them.
+type network struct {
+	lab        *netlab.Lab
+	shaper     *shaper.Shaper
+	impairment string
+	cancel     context.CancelFunc
+	done       chan error
+}
+
+// impaired reports whether any link of the scenario has parameters that
+// only a shaper can apply.
+func impaired(r *scenario.Resolved) bool {
+	if r.DefaultLink != (netem.Params{}) {
+		return true
+	}
+	for _, e := range r.Edges {
+		if e.Link != (netem.Params{}) {
+			return true
+		}
+	}
+	return false
+}
+
+func startNetwork(sc *scenario.Scenario, r *scenario.Resolved, log io.Writer) (*network, error) {
+	if err := netlab.Available(); err != nil {
+		return nil, fmt.Errorf("the real backend needs network namespaces (run as root): %w", err)
+	}
+	kind, impairment := netlab.Bridge, "none"
+	switch {
+	case impaired(r):
+		kind, impairment = netlab.Relay, "userspace"
+	case len(r.Nodes) == 2:
+		kind = netlab.Direct
+	}
+	lab, err := netlab.Create(netlab.Config{Prefix: netlab.NewPrefix(), Nodes: len(r.Nodes), Kind: kind})
+	if err != nil {
+		return nil, err
+	}
+	n := &network{lab: lab, impairment: impairment}
+	fmt.Fprintf(log, "real backend: namespaces %s-n0..%s-n%d (%s topology, impairment %s); after a crash remove them with: chronosync netns sweep --prefix %s\n",
+		lab.Prefix(), lab.Prefix(), len(r.Nodes)-1, kind, impairment, lab.Prefix())
+	if kind != netlab.Relay {
+		return n, nil
+	}
+	var ports []shaper.Port
+	err = lab.DoSwitch(func() error {
+		for _, name := range lab.SwitchPorts() {
+			p, err := shaper.OpenPacketPort(name)
+			if err != nil {
+				return err
+			}
+			ports = append(ports, p)
+		}
+		return nil
+	})
+	if err == nil {
+		n.shaper, err = shaper.New(ports, shaper.Config{Links: linkModel(r), Seed: sc.Seed,
+			Logger: slog.New(slog.NewTextHandler(log, nil)).With("component", "shaper")})
+	}
+	if err != nil {
+		for _, p := range ports {
+			p.Close()
+		}
+		return nil, errors.Join(err, lab.Close())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n.cancel, n.done = cancel, make(chan error, 1)
+	go func() { n.done <- n.shaper.Run(ctx) }()
+	return n, nil
+}
+
+// linkModel gives the shaper the scenario's links: a topology edge's own
+// parameters, else the default link (the rest of the network), as the
+// simulator does.
+func linkModel(r *scenario.Resolved) func(from, to int) (netem.Params, bool) {
+	edges := make(map[[2]int]netem.Params, len(r.Edges))
+	for _, e := range r.Edges {
+		edges[[2]int{e.From, e.To}] = e.Link
+	}
+	return func(from, to int) (netem.Params, bool) {
+		if p, ok := edges[[2]int{from, to}]; ok {
+			return p, true
+		}
+		return r.DefaultLink, true
+	}
+}
+
+// close stops the shaper, then removes the namespaces, whatever happened.
+func (n *network) close() error {
+	var errs []error
+	if n.shaper != nil {
+		n.cancel()
+		if err := <-n.done; err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, fmt.Errorf("shaper: %w", err))
+		}
+	}
+	errs = append(errs, n.lab.Close())
+	return errors.Join(errs...)
+}
+
+// stats are the shaper's link counters, as the simulator's would be.
+func (n *network) stats(w *real.World) NetworkStats {
+	out := NetworkStats{Dropped: map[string]uint64{}}
+	if d := w.Drops(); d > 0 {
+		out.Dropped["unknown_sender_or_read_error"] = d
+	}
+	if n.shaper == nil {
+		return out
+	}
+	for _, st := range n.shaper.Stats() {
+		out.Packets += st.Sent
+		out.Delivered += st.Delivered
+		out.Lost += st.Lost
+		out.QueueDrops += st.QueueDropped
+		out.Duplicated += st.Duplicated
+		out.Corrupted += st.Corrupted
+		out.Reordered += st.Reordered
+	}
+	if out.Lost > 0 {
+		out.Dropped["loss"] = out.Lost
+	}
+	if out.QueueDrops > 0 {
+		out.Dropped["queue"] = out.QueueDrops
+	}
+	return out
+}
+
+func (n *network) lateP99() int64 {
+	var worst time.Duration
+	if n.shaper != nil {
+		for _, st := range n.shaper.Stats() {
+			worst = max(worst, st.Late.P99)
+		}
+	}
+	return int64(worst)
+}
+
+// lockedWriter serialises writes to the run log.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,83 @@
+package real
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+
+	"github.com/chronosync/chronosync/sim/clockmodel"
+	"github.com/chronosync/chronosync/world"
+)
+
+// Config is everything the real world needs. All values are concrete:
+// random scenario values have been drawn already.
+type Config struct {
+	// Seed derives the nodes' Rand streams and the clock models' wander.
+	Seed  uint64
+	Nodes []NodeConfig
+	// Peers[i] are node i's out-neighbours (sorted by New). Nil means every
+	// other node.
+	Peers [][]world.NodeID
+	// Log receives every node's log records (log/slog text, stamped with
+	// the run's true time); nil discards them.
+	Log      io.Writer
+	LogLevel slog.Level
+	// Serialize makes all nodes' callbacks mutually exclusive (see the
+	// package doc).
+	Serialize bool
+}
+
+// NodeConfig is one node: its clocks, its address and the namespace its
+// sockets live in.
+type NodeConfig struct {
+	// Clock is the injected host-clock model; its read noise and
+	// granularity are not applied (the OS clock has its own).
+	Clock clockmodel.Params
+	// Tracer is the injected tracer-clock model, applied to
+	// CLOCK_MONOTONIC_RAW, unless TracerClock is set.
+	Tracer clockmodel.TracerParams
+	// TracerClock, if not nil, is read for the tracer clock R instead
+	// (the ROCm HSA timestamp, in nanoseconds).
+	TracerClock func() int64
+	// Addr is the node's IP address; datagrams and streams to world.Addr
+	// {Node: i, Port: p} go to Addr:p.
+	Addr netip.Addr
+	// Enter, if not nil, runs f with the calling goroutine on a locked OS
+	// thread inside the node's network namespace; every socket of the node
+	// is opened through it. Nil opens sockets in the caller's namespace.
+	Enter func(f func() error) error
+}
+
+func (c *Config) validate() error {
+	if len(c.Nodes) == 0 {
+		return fmt.Errorf("real: no nodes")
+	}
+	seen := make(map[netip.Addr]int, len(c.Nodes))
+	for i, n := range c.Nodes {
+		if !n.Addr.IsValid() {
+			return fmt.Errorf("real: node %d has no address", i)
+		}
+		if j, dup := seen[n.Addr]; dup {
+			return fmt.Errorf("real: nodes %d and %d share the address %s", j, i, n.Addr)
+		}
+		seen[n.Addr] = i
+		if err := n.Clock.Validate(); err != nil {
+			return fmt.Errorf("real: node %d clock: %w", i, err)
+		}
+		if err := n.Tracer.Validate(); err != nil {
+			return fmt.Errorf("real: node %d tracer: %w", i, err)
+		}
+	}
+	if c.Peers != nil && len(c.Peers) != len(c.Nodes) {
+		return fmt.Errorf("real: %d peer lists for %d nodes", len(c.Peers), len(c.Nodes))
+	}
+	for i, ps := range c.Peers {
+		for _, p := range ps {
+			if p < 0 || int(p) >= len(c.Nodes) || int(p) == i {
+				return fmt.Errorf("real: node %d has peer %d: want another of the %d nodes", i, p, len(c.Nodes))
+			}
+		}
+	}
+	return nil
+}

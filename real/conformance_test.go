@@ -1,0 +1,74 @@
+package real_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/chronosync/chronosync/real"
+	"github.com/chronosync/chronosync/sim/clockmodel"
+	"github.com/chronosync/chronosync/world"
+	"github.com/chronosync/chronosync/world/worldtest"
+)
+
+// loopbackWorld runs the conformance suite's programs on loopback: node i
+// is 127.a.b.(i+1) for a random a.b per run, so concurrent runs do not
+// collide, with drifting injected clocks.
+type loopbackWorld struct{}
+
+func (loopbackWorld) Run(t *testing.T, n int, newProgram func(world.NodeID) world.Program, done func() bool, limit time.Duration) {
+	a, b := byte(1+rand.IntN(250)), byte(rand.IntN(256))
+	cfg := real.Config{Seed: 7, Log: os.Stderr, LogLevel: 8} // errors only
+	for i := range n {
+		cfg.Nodes = append(cfg.Nodes, real.NodeConfig{
+			Clock:  clockmodel.Params{Offset: time.Duration(i) * time.Millisecond, PPM: float64(50 - 40*i)},
+			Tracer: clockmodel.TracerParams{Offset: time.Second, PPM: 10},
+			Addr:   netip.AddrFrom4([4]byte{127, a, b, byte(i + 1)}),
+		})
+	}
+	runWorld(t, cfg, newProgram, done, limit)
+}
+
+func runWorld(t *testing.T, cfg real.Config, newProgram func(world.NodeID) world.Program, done func() bool, limit time.Duration) {
+	t.Helper()
+	w, err := real.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Start(newProgram)
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && !done() && w.Failure() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	if err := w.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConformanceLoopback(t *testing.T) { worldtest.Run(t, loopbackWorld{}) }
+
+func ExampleWorld() {
+	cfg := real.Config{Nodes: []real.NodeConfig{
+		{Addr: netip.MustParseAddr("127.0.0.1"), Clock: clockmodel.Params{Offset: 5 * time.Millisecond}},
+	}}
+	w, err := real.New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	started := make(chan world.Time, 1)
+	w.Start(func(world.NodeID) world.Program {
+		return world.ProgramFunc(func(env world.Env) error {
+			started <- env.Host().Now()
+			return nil
+		})
+	})
+	s := <-started
+	fmt.Println(s > world.Time(5*time.Millisecond))
+	fmt.Println(w.Stop())
+	// Output:
+	// true
+	// <nil>
+}

@@ -1,0 +1,140 @@
+package real
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+
+	"github.com/chronosync/chronosync/real/tsudp"
+	"github.com/chronosync/chronosync/world"
+)
+
+// TimestampStats count where datagram timestamps came from: the kernel's
+// software timestamps, or the user-space fallback (see package tsudp).
+type TimestampStats struct {
+	TxKernel, TxUser, RxKernel, RxUser, TxLate uint64
+}
+
+func (s *TimestampStats) add(o tsudp.Stats) {
+	s.TxKernel += o.TxKernel
+	s.TxUser += o.TxUser
+	s.RxKernel += o.RxKernel
+	s.RxUser += o.RxUser
+	s.TxLate += o.TxLate
+}
+
+// Source summarises the counts: "kernel" when every timestamp was the
+// kernel's, "user" when none was, "mixed" otherwise, "" with none at all.
+func (s TimestampStats) Source() string {
+	kernel, user := s.TxKernel+s.RxKernel, s.TxUser+s.RxUser
+	switch {
+	case kernel+user == 0:
+		return ""
+	case user == 0:
+		return "kernel"
+	case kernel == 0:
+		return "user"
+	}
+	return "mixed"
+}
+
+func (n *node) stats() tsudp.Stats {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var s tsudp.Stats
+	for _, c := range n.conns {
+		cs := c.sock.Stats()
+		s.TxKernel += cs.TxKernel
+		s.TxUser += cs.TxUser
+		s.RxKernel += cs.RxKernel
+		s.RxUser += cs.RxUser
+		s.TxLate += cs.TxLate
+	}
+	return s
+}
+
+// packetConn is a datagram endpoint: a timestamping UDP socket whose reader
+// goroutine posts every datagram to the node's loop.
+type packetConn struct {
+	n      *node
+	addr   world.Addr
+	sock   *tsudp.Conn
+	closed atomic.Bool
+}
+
+func (n *node) ListenPacket(port uint16, h world.PacketHandler) (world.PacketConn, error) {
+	laddr, err := n.w.addrOf(world.Addr{Node: n.id, Port: port})
+	if err != nil {
+		return nil, err
+	}
+	var sock *tsudp.Conn
+	err = n.enter(func() error {
+		var err error
+		sock, err = tsudp.Listen(laddr)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("node %d: listen udp port %d: %w", n.id, port, err)
+	}
+	c := &packetConn{n: n, addr: world.Addr{Node: n.id, Port: port}, sock: sock}
+	n.mu.Lock()
+	n.conns = append(n.conns, c)
+	n.closers = append(n.closers, c)
+	n.mu.Unlock()
+	go c.read(h)
+	return c, nil
+}
+
+func (c *packetConn) read(h world.PacketHandler) {
+	buf := make([]byte, 65536)
+	for {
+		size, from, rx, err := c.sock.Recv(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || c.closed.Load() {
+				return
+			}
+			c.n.w.drops.Add(1)
+			c.n.log.Warn("datagram read failed", "port", c.addr.Port, "err", err)
+			continue
+		}
+		src, ok := c.n.w.worldAddr(from)
+		if !ok {
+			c.n.w.drops.Add(1)
+			c.n.log.Warn("datagram from an address that is no node's: dropped", "from", from.String(), "port", c.addr.Port)
+			continue
+		}
+		data := append([]byte(nil), buf[:size]...)
+		rxTrue := c.n.w.base.fromRealtime(rx.Time)
+		c.n.loop.post(func() {
+			if c.closed.Load() {
+				return
+			}
+			h(world.Packet{From: src, To: c.addr, Data: data, RxTime: world.Time(c.n.clock.at(rxTrue))})
+		})
+	}
+}
+
+func (c *packetConn) LocalAddr() world.Addr { return c.addr }
+
+func (c *packetConn) Send(to world.Addr, data []byte) (world.Time, error) {
+	if c.closed.Load() {
+		return 0, fmt.Errorf("send to %v: %w", to, net.ErrClosed)
+	}
+	dst, err := c.n.w.addrOf(to)
+	if err != nil {
+		return 0, err
+	}
+	tx, err := c.sock.Send(dst, data)
+	if err != nil {
+		return 0, fmt.Errorf("send to %v: %w", to, err)
+	}
+	return world.Time(c.n.clock.at(c.n.w.base.fromRealtime(tx.Time))), nil
+}
+
+func (c *packetConn) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	return c.sock.Close()
+}

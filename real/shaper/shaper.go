@@ -1,0 +1,258 @@
+//go:build linux
+
+package shaper
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chronosync/chronosync/sim/netem"
+	"github.com/chronosync/chronosync/sim/rng"
+)
+
+// Frame sizes.
+const (
+	ethHeader = 14
+	// readBuf is each reader's buffer: far above the 1514-byte frames of a
+	// netlab link, whose offloads are off.
+	readBuf = 64 << 10
+)
+
+// Config configures a Shaper.
+type Config struct {
+	// Links returns the link model for frames from node from to node to;
+	// false means there is no link and such frames are dropped. It is
+	// called once per ordered pair of distinct nodes, by New.
+	Links func(from, to int) (netem.Params, bool)
+	// Seed seeds every directed link's own random stream (see the
+	// package doc).
+	Seed uint64
+	// Logger gets the frames the relay cannot handle; nil discards.
+	Logger *slog.Logger
+}
+
+// dlink is one directed link and its counters.
+type dlink struct {
+	from, to int
+
+	mu       sync.Mutex
+	link     *netem.Link // nil: no link
+	corrupt  *rand.Rand  // which bit a corrupted copy gets flipped
+	unrouted uint64
+
+	written, writeDropped atomic.Uint64
+	late                  lateness
+}
+
+// Shaper relays frames between ports through the directed links of
+// Config.Links. Make one with New; Run it once.
+type Shaper struct {
+	ports []Port
+	links [][]*dlink // [from][to]; nil when from == to
+	log   *slog.Logger
+	ran   atomic.Bool
+
+	macMu sync.RWMutex
+	macs  map[[6]byte]int // learnt source MAC -> port
+}
+
+// New returns a shaper over ports, port i being node i, with a netem.Link
+// for every ordered pair of distinct nodes that cfg.Links connects. The
+// shaper owns the ports: Run closes them when it returns.
+func New(ports []Port, cfg Config) (*Shaper, error) {
+	if len(ports) == 0 {
+		return nil, errors.New("shaper: New: no ports")
+	}
+	if cfg.Links == nil {
+		return nil, errors.New("shaper: New: Config.Links is nil")
+	}
+	s := &Shaper{ports: ports, log: cfg.Logger, macs: make(map[[6]byte]int)}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.links = make([][]*dlink, len(ports))
+	for from := range ports {
+		s.links[from] = make([]*dlink, len(ports))
+		for to := range ports {
+			if from == to {
+				continue
+			}
+			dl := &dlink{from: from, to: to}
+			if p, ok := cfg.Links(from, to); ok {
+				name := fmt.Sprintf("link/%d/%d", from, to)
+				l, err := netem.New(p, rng.Stream(cfg.Seed, name))
+				if err != nil {
+					return nil, fmt.Errorf("shaper: link %d->%d: %w", from, to, err)
+				}
+				dl.link, dl.corrupt = l, rng.Stream(cfg.Seed, name+"/corrupt")
+			}
+			s.links[from][to] = dl
+		}
+	}
+	return s, nil
+}
+
+// Run relays until ctx is done, then returns nil, or until a port fails,
+// then returns its error. One reader goroutine per port learns source
+// MACs, picks the output ports by destination MAC, asks each directed
+// link for the copies' release times and queues them; one scheduler
+// writes each copy at its release time (see the package doc). Run closes
+// the ports before it returns; it may be called only once.
+func (s *Shaper) Run(ctx context.Context) error {
+	if s.ran.Swap(true) {
+		return errors.New("shaper: Run called twice")
+	}
+	start := time.Now()
+	sched, err := newScheduler(func() int64 { return int64(time.Since(start)) })
+	if err != nil {
+		return err
+	}
+	defer sched.close()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var failOnce sync.Once
+	var failure error
+	fail := func(err error) {
+		failOnce.Do(func() { failure = err })
+		cancel()
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := sched.run(ctx, s.write); err != nil {
+			fail(err)
+		}
+	})
+	for in, p := range s.ports {
+		wg.Go(func() {
+			if err := s.read(ctx, sched, in, p); err != nil {
+				fail(err)
+			}
+		})
+	}
+	<-ctx.Done()
+	var errs []error
+	for _, p := range s.ports {
+		errs = append(errs, p.Close()) // wakes the readers
+	}
+	wg.Wait()
+	if failure != nil {
+		return failure
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("shaper: close ports: %w", err)
+	}
+	return nil
+}
+
+// read is port in's reader: it forwards every frame until ctx is done
+// (then it returns nil) or the port fails.
+func (s *Shaper) read(ctx context.Context, sched *scheduler, in int, p Port) error {
+	buf := make([]byte, readBuf)
+	for {
+		n, err := p.ReadFrame(buf)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, ErrFrameTooLarge) {
+			s.log.Warn("shaper: frame lost", "port", in, "err", err)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("shaper: port %d: %w", in, err)
+		}
+		s.forward(sched, in, buf[:n], sched.clock())
+	}
+}
+
+// forward learns frame's source MAC and sends it through the directed
+// link to every output port it goes to: the learnt port of a unicast
+// destination (none if that is in itself), every other port otherwise.
+func (s *Shaper) forward(sched *scheduler, in int, frame []byte, now int64) {
+	if len(frame) < ethHeader {
+		s.log.Warn("shaper: runt frame dropped", "port", in, "len", len(frame))
+		return
+	}
+	dst, src := [6]byte(frame[0:6]), [6]byte(frame[6:12])
+	if src[0]&1 == 0 {
+		s.learn(src, in)
+	}
+	if dst[0]&1 == 0 {
+		s.macMu.RLock()
+		out, ok := s.macs[dst]
+		s.macMu.RUnlock()
+		if ok {
+			if out != in {
+				s.send(sched, s.links[in][out], frame, now)
+			}
+			return
+		}
+	}
+	for out := range s.ports {
+		if out != in {
+			s.send(sched, s.links[in][out], frame, now)
+		}
+	}
+}
+
+// learn records that mac is behind port in.
+func (s *Shaper) learn(mac [6]byte, in int) {
+	s.macMu.RLock()
+	port, ok := s.macs[mac]
+	s.macMu.RUnlock()
+	if ok && port == in {
+		return
+	}
+	s.macMu.Lock()
+	s.macs[mac] = in
+	s.macMu.Unlock()
+}
+
+// send offers frame to dl at now and queues a copy per delivery.
+func (s *Shaper) send(sched *scheduler, dl *dlink, frame []byte, now int64) {
+	dl.mu.Lock()
+	if dl.link == nil {
+		dl.unrouted++
+		dl.mu.Unlock()
+		return
+	}
+	r := dl.link.Send(now, len(frame))
+	flip := [2]int{-1, -1}
+	for k := range r.N {
+		if r.Out[k].Corrupt {
+			flip[k] = dl.corrupt.IntN(len(frame) * 8)
+		}
+	}
+	dl.mu.Unlock()
+	// netem queues a duplicate before its original: on equal release
+	// times the duplicate leaves first.
+	for k := r.N - 1; k >= 0; k-- {
+		c := bytes.Clone(frame)
+		if b := flip[k]; b >= 0 {
+			c[b/8] ^= 1 << (b % 8)
+		}
+		sched.push(&item{at: r.Out[k].At, port: dl.to, link: dl, frame: c})
+	}
+}
+
+// write is the scheduler's output: it writes it to its port at now.
+func (s *Shaper) write(it *item, now int64) error {
+	err := s.ports[it.port].WriteFrame(it.frame)
+	it.link.late.record(now - it.at)
+	switch {
+	case err == nil:
+		it.link.written.Add(1)
+	case errors.Is(err, ErrFrameDropped):
+		it.link.writeDropped.Add(1)
+	default:
+		return fmt.Errorf("shaper: port %d: %w", it.port, err)
+	}
+	return nil
+}

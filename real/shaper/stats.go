@@ -1,0 +1,97 @@
+//go:build linux
+
+package shaper
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/chronosync/chronosync/sim/netem"
+)
+
+// lateRing is how many recent release latenesses each link keeps for its
+// percentiles.
+const lateRing = 1 << 16
+
+// Lateness summarises how late a link's copies were written: the time of
+// the write minus the scheduled release.
+type Lateness struct {
+	Samples  uint64        // copies written or dropped by the port
+	P50, P99 time.Duration // over the last 65536 copies
+	Max      time.Duration // over all copies
+}
+
+// LinkStats are the counters of one directed link.
+type LinkStats struct {
+	From, To  int
+	Connected bool // Config.Links gave this pair a link
+	// Stats are the link model's counters (zero when not Connected).
+	netem.Stats
+	Unrouted     uint64 // frames dropped because the pair has no link
+	Written      uint64 // copies written to the output port
+	WriteDropped uint64 // copies the output port dropped (ErrFrameDropped)
+	Late         Lateness
+}
+
+// Stats returns the counters of every ordered pair of distinct nodes, in
+// order of From, then To. It may be called while Run runs.
+func (s *Shaper) Stats() []LinkStats {
+	var out []LinkStats
+	for from := range s.links {
+		for _, dl := range s.links[from] {
+			if dl == nil {
+				continue
+			}
+			st := LinkStats{From: dl.from, To: dl.to}
+			dl.mu.Lock()
+			if dl.link != nil {
+				st.Connected, st.Stats = true, dl.link.Stats()
+			}
+			st.Unrouted = dl.unrouted
+			dl.mu.Unlock()
+			st.Written, st.WriteDropped = dl.written.Load(), dl.writeDropped.Load()
+			st.Late = dl.late.summary()
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// lateness records release latenesses in ns.
+type lateness struct {
+	mu   sync.Mutex
+	ring []int64
+	next int
+	n    uint64
+	max  int64
+}
+
+func (l *lateness) record(d int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.ring) < lateRing {
+		l.ring = append(l.ring, d)
+	} else {
+		l.ring[l.next] = d
+		l.next = (l.next + 1) % lateRing
+	}
+	if l.n == 0 || d > l.max {
+		l.max = d
+	}
+	l.n++
+}
+
+func (l *lateness) summary() Lateness {
+	l.mu.Lock()
+	r := slices.Clone(l.ring)
+	s := Lateness{Samples: l.n, Max: time.Duration(l.max)}
+	l.mu.Unlock()
+	if len(r) == 0 {
+		return s
+	}
+	slices.Sort(r)
+	s.P50 = time.Duration(r[len(r)/2])
+	s.P99 = time.Duration(r[(len(r)*99)/100])
+	return s
+}

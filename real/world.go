@@ -1,0 +1,351 @@
+package real
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/netip"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chronosync/chronosync/real/tsudp"
+	"github.com/chronosync/chronosync/sim/clockmodel"
+	"github.com/chronosync/chronosync/sim/rng"
+	"github.com/chronosync/chronosync/world"
+)
+
+// warmUp is how long Start waits after opening its first timestamping
+// socket, for the kernel to turn receive timestamps on.
+const warmUp = 20 * time.Millisecond
+
+// World runs nodes' programs on the operating system. Create it with [New],
+// boot the nodes with [World.Start], end the run with [World.Stop].
+type World struct {
+	cfg    Config
+	base   timebase
+	nodes  []*node
+	byAddr map[netip.Addr]world.NodeID
+	serial sync.Mutex
+	log    *slog.Logger
+
+	// failure is the first panic of a callback, if any.
+	failMu  sync.Mutex
+	failure error
+
+	drops atomic.Uint64 // datagrams from unknown senders, read errors
+
+	// warm holds a timestamping socket open for the whole run: the kernel
+	// turns receive timestamps on for the machine asynchronously when the
+	// first such socket appears, and datagrams received before that carry
+	// none.
+	warm *tsudp.Conn
+}
+
+// New builds the world; nothing runs until Start.
+func New(cfg Config) (*World, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	out := cfg.Log
+	if out == nil {
+		out = io.Discard
+	}
+	w := &World{cfg: cfg, base: newTimebase(), byAddr: make(map[netip.Addr]world.NodeID, len(cfg.Nodes))}
+	w.log = slog.New(&logHandler{w: w, h: slog.NewTextHandler(&lockedWriter{w: out}, &slog.HandlerOptions{Level: cfg.LogLevel})})
+	for i, nc := range cfg.Nodes {
+		id := world.NodeID(i)
+		// The OS clock has its own read noise and granularity.
+		nc.Clock.ReadNoise, nc.Clock.Granularity = 0, 0
+		nc.Tracer.ReadNoise, nc.Tracer.Granularity = 0, 0
+		model, err := clockmodel.New(nc.Clock, rng.Stream(cfg.Seed, fmt.Sprintf("node/%d/clock/wander", i)), nil)
+		if err != nil {
+			return nil, fmt.Errorf("real: node %d clock: %w", i, err)
+		}
+		tracer, err := clockmodel.NewTracer(model, nc.Tracer, nil)
+		if err != nil {
+			return nil, fmt.Errorf("real: node %d tracer: %w", i, err)
+		}
+		peers := w.peersOf(i)
+		w.nodes = append(w.nodes, &node{
+			w: w, id: id, cfg: nc, peers: peers,
+			clock: &hostClock{base: w.base, model: model, tracer: tracer, custom: nc.TracerClock},
+		})
+		w.byAddr[nc.Addr] = id
+	}
+	return w, nil
+}
+
+func (w *World) peersOf(i int) []world.NodeID {
+	if w.cfg.Peers != nil {
+		ps := slices.Clone(w.cfg.Peers[i])
+		slices.Sort(ps)
+		return slices.Compact(ps)
+	}
+	var ps []world.NodeID
+	for j := range w.cfg.Nodes {
+		if j != i {
+			ps = append(ps, world.NodeID(j))
+		}
+	}
+	return ps
+}
+
+// Start boots every node: node i runs newProgram(i).Start, one node after
+// the other, and only then do the event loops start, so that, as in the
+// simulator, every node is listening before any callback runs. A program
+// whose Start fails is logged, as in the simulator.
+func (w *World) Start(newProgram func(world.NodeID) world.Program) {
+	if c, err := tsudp.Listen(netip.MustParseAddrPort("127.0.0.1:0")); err == nil {
+		w.warm = c
+		time.Sleep(warmUp)
+	}
+	for _, n := range w.nodes {
+		n.boot(newProgram(n.id))
+	}
+	for _, n := range w.nodes {
+		n.loop.start()
+	}
+}
+
+// Stop ends the run: every loop stops after its current callback, then
+// every socket closes. It returns the first panic of a callback, if any.
+func (w *World) Stop() error {
+	for _, n := range w.nodes {
+		n.shutdown()
+	}
+	if w.warm != nil {
+		w.warm.Close()
+	}
+	w.failMu.Lock()
+	defer w.failMu.Unlock()
+	return w.failure
+}
+
+// Wait blocks until ctx is done or a callback panics, whichever is first,
+// and returns the panic, if any.
+func (w *World) Wait(ctx context.Context, poll time.Duration) error {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		if err := w.Failure(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Failure returns the first panic of a callback, or nil.
+func (w *World) Failure() error {
+	w.failMu.Lock()
+	defer w.failMu.Unlock()
+	return w.failure
+}
+
+func (w *World) fail(id world.NodeID, v any) {
+	w.failMu.Lock()
+	defer w.failMu.Unlock()
+	if w.failure == nil {
+		w.failure = fmt.Errorf("node %d: panic in a callback: %v", id, v)
+	}
+}
+
+// Nodes returns the number of nodes.
+func (w *World) Nodes() int { return len(w.nodes) }
+
+// Now returns the run's true time: nanoseconds since the world was built,
+// on CLOCK_REALTIME.
+func (w *World) Now() time.Duration { return time.Duration(w.base.now()) }
+
+// HostIdeal returns node i's host clock S now.
+func (w *World) HostIdeal(i world.NodeID) int64 { return w.nodes[i].clock.at(w.base.now()) }
+
+// HostIdealAt returns node i's host clock S at true time t: the ground
+// truth for error measurement.
+func (w *World) HostIdealAt(i world.NodeID, t int64) int64 { return w.nodes[i].clock.at(t) }
+
+// HostTrueTime returns the true time at which node i's host clock reads
+// local, found by Newton steps from the current time.
+func (w *World) HostTrueTime(i world.NodeID, local int64) int64 {
+	c := w.nodes[i].clock
+	t := w.base.now()
+	for range 8 {
+		d := local - c.at(t)
+		if d == 0 {
+			break
+		}
+		t += int64(math.Round(float64(d) / c.rate(t)))
+	}
+	return t
+}
+
+// Drops returns how many datagrams were dropped on receipt: from an
+// address that is no node's, or lost to a read error.
+func (w *World) Drops() uint64 { return w.drops.Load() }
+
+// Stats returns the timestamp sources used so far, summed over every node's
+// datagram endpoints.
+func (w *World) Stats() TimestampStats {
+	var s TimestampStats
+	for _, n := range w.nodes {
+		s.add(n.stats())
+	}
+	return s
+}
+
+// addrOf returns the OS address of a world address.
+func (w *World) addrOf(a world.Addr) (netip.AddrPort, error) {
+	if a.Node < 0 || int(a.Node) >= len(w.nodes) {
+		return netip.AddrPort{}, fmt.Errorf("real: no node %d", a.Node)
+	}
+	return netip.AddrPortFrom(w.cfg.Nodes[a.Node].Addr, a.Port), nil
+}
+
+// worldAddr returns the world address of an OS address.
+func (w *World) worldAddr(a netip.AddrPort) (world.Addr, bool) {
+	id, ok := w.byAddr[a.Addr().Unmap()]
+	return world.Addr{Node: id, Port: a.Port()}, ok
+}
+
+// node is one node: its clocks, loop and open endpoints.
+type node struct {
+	w     *World
+	id    world.NodeID
+	cfg   NodeConfig
+	peers []world.NodeID
+	clock *hostClock
+	loop  *loop
+	rand  *rand.Rand
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	closers []io.Closer // every endpoint and stream opened, closed at shutdown
+	conns   []*packetConn
+}
+
+func (n *node) boot(p world.Program) {
+	n.rand = rng.Stream(n.w.cfg.Seed, fmt.Sprintf("node/%d/program/1", n.id))
+	n.log = n.w.log.With("node", int(n.id))
+	var serial *sync.Mutex
+	if n.w.cfg.Serialize {
+		serial = &n.w.serial
+	}
+	n.loop = newLoop(serial, func(v any) { n.w.fail(n.id, v) })
+	n.loop.call(func() {
+		if err := p.Start(n); err != nil {
+			n.log.Error("program failed to start", "err", err)
+		}
+	})
+}
+
+func (n *node) shutdown() {
+	if n.loop != nil {
+		n.loop.stop(false)
+	}
+	n.mu.Lock()
+	cs := n.closers
+	n.closers = nil
+	n.mu.Unlock()
+	for _, c := range cs {
+		_ = c.Close()
+	}
+}
+
+func (n *node) track(c io.Closer) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.closers = append(n.closers, c)
+}
+
+func (n *node) enter(f func() error) error {
+	if n.cfg.Enter == nil {
+		return f()
+	}
+	return n.cfg.Enter(f)
+}
+
+// Env implementation.
+
+func (n *node) Node() world.NodeID    { return n.id }
+func (n *node) Nodes() int            { return len(n.w.nodes) }
+func (n *node) Peers() []world.NodeID { return n.peers }
+func (n *node) Host() world.Clock     { return n.clock }
+func (n *node) Tracer() world.Clock   { return tracerClock{n.clock} }
+func (n *node) Rand() *rand.Rand      { return n.rand }
+func (n *node) Logger() *slog.Logger  { return n.log }
+
+// timer is a pending AfterFunc. Its state is touched only on the node's
+// loop; the runtime timer only posts.
+type timer struct {
+	t     *time.Timer
+	state int8 // 0 pending, 1 fired, 2 stopped
+}
+
+func (n *node) AfterFunc(d time.Duration, f func()) world.Timer {
+	tm := &timer{}
+	fire := func() {
+		if tm.state != 0 {
+			return
+		}
+		tm.state = 1
+		f()
+	}
+	if d <= 0 {
+		n.loop.post(fire)
+		return tm
+	}
+	tm.t = time.AfterFunc(n.clock.trueAfter(d), func() { n.loop.post(fire) })
+	return tm
+}
+
+func (t *timer) Stop() bool {
+	if t.state != 0 {
+		return false
+	}
+	t.state = 2
+	if t.t != nil {
+		t.t.Stop()
+	}
+	return true
+}
+
+// logHandler stamps every record with the run's true time.
+type logHandler struct {
+	w *World
+	h slog.Handler
+}
+
+func (l *logHandler) Enabled(ctx context.Context, lv slog.Level) bool { return l.h.Enabled(ctx, lv) }
+
+func (l *logHandler) Handle(ctx context.Context, r slog.Record) error {
+	r.AddAttrs(slog.Duration("t", l.w.Now()))
+	return l.h.Handle(ctx, r)
+}
+
+func (l *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &logHandler{w: l.w, h: l.h.WithAttrs(as)}
+}
+
+func (l *logHandler) WithGroup(name string) slog.Handler {
+	return &logHandler{w: l.w, h: l.h.WithGroup(name)}
+}
+
+// lockedWriter serialises writes from many nodes' goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
