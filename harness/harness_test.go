@@ -158,7 +158,9 @@ func TestBackends(t *testing.T) {
 		backend string
 		wantErr string
 	}{
-		{"real", "not available"},
+		// small has faults, which only the simulator injects: refused up
+		// front, naming the fault.
+		{"real", "fault crash at 500ms: faults are injected only by the simulator so far"},
 		{"quantum", `unknown backend "quantum"`},
 	}
 	for _, tc := range tests {
