@@ -38,7 +38,7 @@ func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 		return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, err)
 	}
 	defer func() {
-		if cerr := net.close(); cerr != nil && err == nil {
+		if cerr := net.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("run %s --backend=real: clean up: %w", sc.Name, cerr)
 		}
 	}()
@@ -156,9 +156,10 @@ func realRefusals(sc *scenario.Scenario, r *scenario.Resolved) error {
 	return nil
 }
 
-// network is a run's namespaces and, when links are impaired, the shaper
-// relaying between them.
-type network struct {
+// Network is a real run's namespaces and, when links are impaired, the
+// shaper relaying between them. Other programs (the reference daemons of
+// bench/peers) can run on the same links.
+type Network struct {
 	lab        *netlab.Lab
 	shaper     *shaper.Shaper
 	impairment string
@@ -180,7 +181,26 @@ func impaired(r *scenario.Resolved) bool {
 	return false
 }
 
-func startNetwork(sc *scenario.Scenario, r *scenario.Resolved, log io.Writer) (*network, error) {
+// StartNetwork builds the namespaces and links of sc (at its own seed) as
+// a real run would, logging to log (nil discards). Close removes them.
+func StartNetwork(sc *scenario.Scenario, log io.Writer) (*Network, error) {
+	r, err := sc.Resolve(sc.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	return startNetwork(sc, r, &lockedWriter{w: log})
+}
+
+// Lab returns the network's namespaces.
+func (n *Network) Lab() *netlab.Lab { return n.lab }
+
+// Impairment names what applies the links' parameters: none or userspace.
+func (n *Network) Impairment() string { return n.impairment }
+
+func startNetwork(sc *scenario.Scenario, r *scenario.Resolved, log io.Writer) (*Network, error) {
 	if err := netlab.Available(); err != nil {
 		return nil, fmt.Errorf("the real backend needs network namespaces (run as root): %w", err)
 	}
@@ -195,7 +215,7 @@ func startNetwork(sc *scenario.Scenario, r *scenario.Resolved, log io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	n := &network{lab: lab, impairment: impairment}
+	n := &Network{lab: lab, impairment: impairment}
 	fmt.Fprintf(log, "real backend: namespaces %s-n0..%s-n%d (%s topology, impairment %s); after a crash remove them with: chronosync netns sweep --prefix %s\n",
 		lab.Prefix(), lab.Prefix(), len(r.Nodes)-1, kind, impairment, lab.Prefix())
 	if kind != netlab.Relay {
@@ -244,8 +264,8 @@ func linkModel(r *scenario.Resolved) func(from, to int) (netem.Params, bool) {
 	}
 }
 
-// close stops the shaper, then removes the namespaces, whatever happened.
-func (n *network) close() error {
+// Close stops the shaper, then removes the namespaces, whatever happened.
+func (n *Network) Close() error {
 	var errs []error
 	if n.shaper != nil {
 		n.cancel()
@@ -258,7 +278,7 @@ func (n *network) close() error {
 }
 
 // stats are the shaper's link counters, as the simulator's would be.
-func (n *network) stats(w *real.World) NetworkStats {
+func (n *Network) stats(w *real.World) NetworkStats {
 	out := NetworkStats{Dropped: map[string]uint64{}}
 	if d := w.Drops(); d > 0 {
 		out.Dropped["unknown_sender_or_read_error"] = d
@@ -284,7 +304,7 @@ func (n *network) stats(w *real.World) NetworkStats {
 	return out
 }
 
-func (n *network) lateP99() int64 {
+func (n *Network) lateP99() int64 {
 	var worst time.Duration
 	if n.shaper != nil {
 		for _, st := range n.shaper.Stats() {
