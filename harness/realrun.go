@@ -33,25 +33,36 @@ func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 	}
 	// The nodes' loops and the shaper log from their own goroutines.
 	logw := &lockedWriter{w: log}
-	net, err := startNetwork(sc, r, logw)
-	if err != nil {
-		return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, err)
-	}
-	defer func() {
-		if cerr := net.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("run %s --backend=real: clean up: %w", sc.Name, cerr)
-		}
-	}()
 	cfg := real.Config{Seed: sc.Seed, Log: logw, LogLevel: slog.LevelInfo, Serialize: true}
-	for i, n := range r.Nodes {
-		cfg.Nodes = append(cfg.Nodes, real.NodeConfig{
-			Clock: n.Clock, Tracer: n.Tracer, Addr: net.lab.Addr(i),
-			Enter: func(f func() error) error { return net.lab.Do(i, f) },
-		})
+	for _, n := range r.Nodes {
+		cfg.Nodes = append(cfg.Nodes, real.NodeConfig{Clock: n.Clock, Tracer: n.Tracer})
 	}
 	cfg.Peers = make([][]world.NodeID, len(r.Nodes))
 	for _, e := range r.Edges {
 		cfg.Peers[e.From] = append(cfg.Peers[e.From], world.NodeID(e.To))
+	}
+	var net *Network
+	if c := opts.Cluster; c != nil {
+		if impaired(r) {
+			return nil, fmt.Errorf("run %s as a cluster node: the scenario's links have parameters (delay, loss, rate, ...), but a cluster runs on the ordinary network, which nothing impairs: remove them from its links section", sc.Name)
+		}
+		if err := c.configure(&cfg); err != nil {
+			return nil, fmt.Errorf("run %s as a cluster node: %w", sc.Name, err)
+		}
+		fmt.Fprintf(logw, "cluster node %d of %d at %s\n", c.Rank, len(c.Addresses), c.Addresses[c.Rank])
+	} else {
+		if net, err = startNetwork(sc, r, logw); err != nil {
+			return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, err)
+		}
+		defer func() {
+			if cerr := net.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("run %s --backend=real: clean up: %w", sc.Name, cerr)
+			}
+		}()
+		for i := range cfg.Nodes {
+			cfg.Nodes[i].Addr = net.lab.Addr(i)
+			cfg.Nodes[i].Enter = func(f func() error) error { return net.lab.Do(i, f) }
+		}
 	}
 	w, err := real.New(cfg)
 	if err != nil {
@@ -92,13 +103,19 @@ func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 		Virtual: wall.Seconds(), Protocol: string(sc.Protocol.Kind),
 	}
 	proto.summarize(&sum)
-	sum.Network = net.stats(w)
 	ts := w.Stats()
 	sum.Real = &RealSummary{
-		Topology: string(net.lab.Kind()), Impairment: net.impairment,
-		Timestamps:       TimestampCounts{TxKernel: ts.TxKernel, TxUser: ts.TxUser, RxKernel: ts.RxKernel, RxUser: ts.RxUser, TxLate: ts.TxLate},
-		TimestampSource:  ts.Source(),
-		ReleaseLateP99NS: net.lateP99(),
+		Topology: "cluster", Impairment: "none",
+		Timestamps:      TimestampCounts{TxKernel: ts.TxKernel, TxUser: ts.TxUser, RxKernel: ts.RxKernel, RxUser: ts.RxUser, TxLate: ts.TxLate},
+		TimestampSource: ts.Source(),
+	}
+	if net != nil {
+		sum.Network = net.stats(w)
+		sum.Real.Topology, sum.Real.Impairment = string(net.lab.Kind()), net.impairment
+		sum.Real.ReleaseLateP99NS = net.lateP99()
+	} else {
+		sum.Network = NetworkStats{Dropped: map[string]uint64{}}
+		sum.Real.Rank = &opts.Cluster.Rank
 	}
 	if err := writeJSON(dir, FileSummary, sum); err != nil {
 		return nil, err

@@ -47,6 +47,9 @@ type Options struct {
 	// Context, if not nil, ends a real-backend run early when it is done
 	// (SIGINT); the run still cleans up and records what it measured.
 	Context context.Context
+	// Cluster, if not nil, runs one node of a multi-host cluster on the
+	// real backend (chronosync node) instead of every node in namespaces.
+	Cluster *ClusterNode
 
 	// protocol replaces the scenario's protocol (tests only).
 	protocol protocol

@@ -45,6 +45,8 @@ type RealSummary struct {
 	// ReleaseLateP99NS is the shaper's worst per-link p99 of (write time -
 	// scheduled release), in ns; 0 without a shaper.
 	ReleaseLateP99NS int64 `json:"release_late_p99_ns"`
+	// Rank is the node this process ran, in multi-host mode.
+	Rank *int `json:"rank,omitempty"`
 }
 
 // TimestampCounts count datagram timestamps by source.

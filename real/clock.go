@@ -19,9 +19,14 @@ type timebase struct {
 	rawAt int64
 }
 
-func newTimebase() timebase {
+// newTimebase starts true time now, or at the Unix epoch.
+func newTimebase(unix bool) timebase {
 	now := time.Now().UnixNano()
-	return timebase{epoch: now, raw0: monoRaw(), rawAt: 0}
+	b := timebase{epoch: now, raw0: monoRaw()}
+	if unix {
+		b.epoch, b.rawAt = 0, now
+	}
+	return b
 }
 
 // now returns the current true time.

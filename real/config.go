@@ -26,6 +26,14 @@ type Config struct {
 	// Serialize makes all nodes' callbacks mutually exclusive (see the
 	// package doc).
 	Serialize bool
+	// Local lists the nodes this process runs; nil runs every node. The
+	// others are reached at their addresses (multi-host mode).
+	Local []world.NodeID
+	// UnixEpoch makes true time CLOCK_REALTIME since the Unix epoch, the
+	// same in every process, instead of time since the world was built.
+	// Injected drift and wander would then be evaluated at ~1.8e18 ns, so
+	// only constant offsets (and steps) may be injected.
+	UnixEpoch bool
 }
 
 // NodeConfig is one node: its clocks, its address and the namespace its
@@ -67,6 +75,20 @@ func (c *Config) validate() error {
 		}
 		if err := n.Tracer.Validate(); err != nil {
 			return fmt.Errorf("real: node %d tracer: %w", i, err)
+		}
+	}
+	local := make(map[world.NodeID]bool, len(c.Local))
+	for _, id := range c.Local {
+		if id < 0 || int(id) >= len(c.Nodes) || local[id] {
+			return fmt.Errorf("real: local node %d: want each of the %d nodes at most once", id, len(c.Nodes))
+		}
+		local[id] = true
+	}
+	if c.UnixEpoch {
+		for i, n := range c.Nodes {
+			if n.Clock.PPM != 0 || n.Clock.WanderPPM != 0 || n.Clock.PeriodicPPM != 0 || n.Tracer.PPM != 0 {
+				return fmt.Errorf("real: node %d: with true time on the Unix epoch only constant clock offsets can be injected, not drift, wander or periodic variation", i)
+			}
 		}
 	}
 	if c.Peers != nil && len(c.Peers) != len(c.Nodes) {

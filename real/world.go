@@ -55,7 +55,7 @@ func New(cfg Config) (*World, error) {
 	if out == nil {
 		out = io.Discard
 	}
-	w := &World{cfg: cfg, base: newTimebase(), byAddr: make(map[netip.Addr]world.NodeID, len(cfg.Nodes))}
+	w := &World{cfg: cfg, base: newTimebase(cfg.UnixEpoch), byAddr: make(map[netip.Addr]world.NodeID, len(cfg.Nodes))}
 	w.log = slog.New(&logHandler{w: w, h: slog.NewTextHandler(&lockedWriter{w: out}, &slog.HandlerOptions{Level: cfg.LogLevel})})
 	for i, nc := range cfg.Nodes {
 		id := world.NodeID(i)
@@ -95,7 +95,7 @@ func (w *World) peersOf(i int) []world.NodeID {
 	return ps
 }
 
-// Start boots every node: node i runs newProgram(i).Start, one node after
+// Start boots every local node (Config.Local): node i runs newProgram(i).Start, one node after
 // the other, and only then do the event loops start, so that, as in the
 // simulator, every node is listening before any callback runs. A program
 // whose Start fails is logged, as in the simulator.
@@ -104,12 +104,24 @@ func (w *World) Start(newProgram func(world.NodeID) world.Program) {
 		w.warm = c
 		time.Sleep(warmUp)
 	}
-	for _, n := range w.nodes {
+	for _, n := range w.local() {
 		n.boot(newProgram(n.id))
 	}
-	for _, n := range w.nodes {
+	for _, n := range w.local() {
 		n.loop.start()
 	}
+}
+
+// local returns the nodes this process runs.
+func (w *World) local() []*node {
+	if w.cfg.Local == nil {
+		return w.nodes
+	}
+	out := make([]*node, 0, len(w.cfg.Local))
+	for _, id := range w.cfg.Local {
+		out = append(out, w.nodes[id])
+	}
+	return out
 }
 
 // Stop ends the run: every loop stops after its current callback, then

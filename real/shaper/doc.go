@@ -15,31 +15,71 @@
 // Each directed link (from, to) is a *netem.Link with its own random
 // stream, rng.Stream(Seed, "link/<from>/<to>"), the name the simulator
 // gives the same link, so one scenario and seed mean the same draws on
-// both backends. The model's time is nanoseconds since Run started, on
-// the monotonic clock; a frame's arrival is the moment its reader got it
-// from the port, and the size charged to a rate limit is the frame's
-// length, Ethernet header included (what netem charges on an Ethernet
-// device). A corrupted copy has one random bit flipped, as netem does,
+// both backends. The model's time is nanoseconds since Run started on
+// CLOCK_REALTIME (see "Arrival times"), a frame's arrival is the moment
+// the kernel received it on its port, and the size charged to a rate
+// limit is the frame's length, Ethernet header included (what netem
+// charges on an Ethernet device). A corrupted copy has one random bit flipped, as netem does,
 // with the position drawn from a separate stream, "link/<from>/<to>/corrupt",
 // so that corruption never shifts the model's own draws.
 //
+// # Arrival times
+//
+// Each packet port has the kernel stamp every frame when it arrives
+// (SO_TIMESTAMPNS, read as a control message with the frame), and that
+// stamp, not the moment the relay got round to reading the frame, is the
+// frame's time for the link model: a relay that is scheduled late still
+// dates the frame right, and only a frame whose release is already past
+// when it is read goes out late. Kernel stamps are CLOCK_REALTIME, so the
+// shaper's own clock is CLOCK_REALTIME too (time.Now().UnixNano, read
+// through the vDSO, minus its value when Run started) rather than the
+// monotonic clock with an offset: the stamps and the releases are then
+// on one clock with no conversion error, and the applications on the
+// nodes, whose timestamps are CLOCK_REALTIME as well, see delays on the
+// clock they measure with. NTP slewing changes the rate of the realtime
+// and the monotonic clock alike (by at most 500 ppm, 0.5 µs over a 1 ms
+// delay), so it does not matter either way; a step of the wall clock
+// during a run (settimeofday, chrony's makestep) would shift the copies
+// in flight at that moment by the step, and a stamp more than 1 ms ahead
+// of the clock (a step back between stamp and read) is replaced by a
+// clock read. Frames without a usable stamp, and every frame of a Port
+// that is not a packet port (read by a goroutine of its own), are dated
+// by a clock read when read; Info counts both kinds.
+//
 // # Release precision
 //
-// One scheduler goroutine, on an OS thread of its own with a timer slack
-// of 1 ns, holds every pending copy in a heap ordered by release time and
-// then by the order the model produced them (so the model's order, ties
-// included, is kept). It sleeps in ppoll until 100 µs before the next
-// release, woken early through an eventfd when a reader queues an earlier
-// one, then spins on the monotonic clock, yielding the CPU with
-// sched_yield between looks, and writes the frame. Readers only take two
-// short mutexes and never wait for the scheduler.
+// One scheduler goroutine, locked to an OS thread of its own with a timer
+// slack of 1 ns, both reads the packet ports and writes the copies: it
+// holds every pending copy in a heap ordered by release time and then by
+// the order the model produced them (so the model's order, ties
+// included, is kept), and sleeps in one ppoll on the ports and an
+// eventfd (for the readers of other ports) until 100 µs before the next
+// release. Then it spins on the clock, polling the ports between looks,
+// and writes the frame. One thread instead of a reader per port and a
+// scheduler means one wake-up per frame, not two.
 //
-// Measured on the 2-core VM this was written on (Stats, TestMeasured*),
-// the lateness of a release, the time of the write minus the scheduled
-// release, is 0.2 to 1 µs at the median and 60 to 350 µs at the 99th
-// percentile when the machine is quiet; when other processes load it,
-// the 99th percentile reaches a few ms (plain ppoll then wakes 10 ms late
-// at p99, so no sleeping design does better there). A copy due at once
-// (a link without delay) waits for the scheduler to wake, about 50 to
-// 100 µs. The spinning costs up to 100 µs of one core per release.
+// When the process may (root, CAP_SYS_NICE), that thread runs under
+// SCHED_FIFO at priority 40, so that a waking frame or timer preempts
+// whatever else runs on its CPU; otherwise it stays SCHED_OTHER, which
+// Info.RealTime reports and the logger records once. A SCHED_FIFO thread
+// that spins owns its CPU, so the spinning is bounded: at most 100 µs per
+// release, and at most 5 ms in any 10 ms (Info.SpinCapped counts the
+// releases slept for instead); the kernel's RT throttling (95% of each
+// second) is only the last resort. Without SCHED_FIFO the spinning
+// yields the CPU (sched_yield) between looks.
+//
+// Measured on the 2-core VM this was written on (TestMeasuredUnderLoad,
+// a 50 µs ± 5 µs link, a datagram every 0.5 ms) with a CPU hog process
+// on every core, |measured - modelled| one-way delay was about 10 µs at
+// the median and 25 to 40 µs at the 99th percentile, and the release
+// lateness 0.3 to 0.5 µs at the median and 7 to 12 µs at the 99th; the
+// same without SCHED_FIFO was 1 ms at the median and 5 to 170 ms at the
+// 99th, and the former design (a reader goroutine per port dating frames
+// by a clock read, a SCHED_OTHER scheduler) 1.1 to 1.8 ms and 7 to
+// 26 ms. A quiet machine is, oddly, no better: an idle vCPU halts, and
+// waking it for a frame takes the host tens to hundreds of µs at times.
+// No design helps against CPU steal, which stalls the whole VM for
+// milliseconds now and then. A copy due at once (a link without delay)
+// goes out when the thread has woken and read its frame, typically 5 to
+// 10 µs after it arrived.
 package shaper

@@ -22,6 +22,13 @@ import (
 // its switch namespace until the test ends.
 func relayLab(t *testing.T, n int, links func(from, to int) (netem.Params, bool)) (*netlab.Lab, *Shaper) {
 	t.Helper()
+	return relayLabWith(t, n, links, nil)
+}
+
+// relayLabWith is relayLab with a function that may change the shaper
+// before it runs (set a test hook, say); nil for none.
+func relayLabWith(t *testing.T, n int, links func(from, to int) (netem.Params, bool), setup func(*Shaper)) (*netlab.Lab, *Shaper) {
+	t.Helper()
 	if err := netlab.Available(); err != nil {
 		t.Skip(err)
 	}
@@ -54,6 +61,9 @@ func relayLab(t *testing.T, n int, links func(from, to int) (netem.Params, bool)
 			p.Close()
 		}
 		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(s)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

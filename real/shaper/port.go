@@ -3,11 +3,13 @@
 package shaper
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,9 +43,30 @@ const packetRcvBuf = 4 << 20
 // packetPort is a Port on an AF_PACKET socket.
 type packetPort struct {
 	ifname string
+	fd     int // f's descriptor, for pollPort
 	f      *os.File
 	rc     syscall.RawConn
 }
+
+// pollPort is a Port whose frames the scheduler's own thread reads (see
+// the package doc): a packetPort.
+type pollPort interface {
+	Port
+	// pollFD is the descriptor to poll for frames; it stays valid until
+	// Close, which the shaper calls only when its scheduler has returned.
+	pollFD() int
+	// readStamped reads one frame without blocking, like ReadFrame, and
+	// returns the kernel's receive stamp, in ns since the epoch
+	// (CLOCK_REALTIME), or 0 when the frame has none. It returns
+	// unix.EAGAIN when no frame is queued.
+	readStamped(buf, oob []byte) (n int, stamp int64, err error)
+}
+
+var _ pollPort = (*packetPort)(nil)
+
+// stampOOB is the size of the control buffer for readStamped: one
+// SCM_TIMESTAMPNS message, with room to spare.
+const stampOOB = 128
 
 // htons converts a 16-bit value to network byte order.
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
@@ -52,7 +75,9 @@ func htons(v uint16) uint16 { return v<<8 | v>>8 }
 // the interface ifname of the calling thread's namespace (call it from
 // netlab's DoSwitch); the socket stays in that namespace. It ignores the
 // frames it or any other socket sends on the interface
-// (PACKET_IGNORE_OUTGOING), so the relay never reads its own writes.
+// (PACKET_IGNORE_OUTGOING), so the relay never reads its own writes, and
+// it has the kernel stamp each frame's arrival (SO_TIMESTAMPNS), so that
+// the relay dates a frame by when it arrived, not by when it was read.
 func OpenPacketPort(ifname string) (Port, error) {
 	ifi, err := net.InterfaceByName(ifname)
 	if err != nil {
@@ -66,6 +91,9 @@ func OpenPacketPort(ifname string) (Port, error) {
 	setup := func() error {
 		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1); err != nil {
 			return fmt.Errorf("PACKET_IGNORE_OUTGOING: %w", err)
+		}
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+			return fmt.Errorf("SO_TIMESTAMPNS: %w", err)
 		}
 		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, packetRcvBuf); err != nil {
 			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, packetRcvBuf); err != nil {
@@ -88,33 +116,74 @@ func OpenPacketPort(ifname string) (Port, error) {
 		f.Close()
 		return nil, fmt.Errorf("shaper: open packet port %s: %w", ifname, err)
 	}
-	return &packetPort{ifname: ifname, f: f, rc: rc}, nil
+	return &packetPort{ifname: ifname, fd: fd, f: f, rc: rc}, nil
 }
 
 // ReadFrame implements Port.
 func (p *packetPort) ReadFrame(buf []byte) (int, error) {
+	var oob [stampOOB]byte
+	var n int
+	var rerr error
+	err := p.rc.Read(func(fd uintptr) bool {
+		n, _, rerr = p.recv(int(fd), buf, oob[:])
+		return rerr != unix.EAGAIN
+	})
+	if err != nil {
+		return 0, fmt.Errorf("shaper: read port %s: %w", p.ifname, err)
+	}
+	return n, rerr
+}
+
+// pollFD implements pollPort.
+func (p *packetPort) pollFD() int { return p.fd }
+
+// readStamped implements pollPort.
+func (p *packetPort) readStamped(buf, oob []byte) (int, int64, error) {
+	return p.recv(p.fd, buf, oob)
+}
+
+// recv reads one frame from fd, p's descriptor, without blocking; see
+// readStamped.
+func (p *packetPort) recv(fd int, buf, oob []byte) (int, int64, error) {
 	for {
-		var n int
-		var from unix.Sockaddr
-		var rerr error
-		err := p.rc.Read(func(fd uintptr) bool {
-			n, from, rerr = unix.Recvfrom(int(fd), buf, unix.MSG_TRUNC)
-			return rerr != unix.EAGAIN
-		})
-		if err == nil {
-			err = rerr
+		n, oobn, flags, from, err := unix.Recvmsg(fd, buf, oob, unix.MSG_TRUNC)
+		if err == unix.EAGAIN {
+			return 0, 0, err
 		}
 		if err != nil {
-			return 0, fmt.Errorf("shaper: read port %s: %w", p.ifname, err)
+			return 0, 0, fmt.Errorf("shaper: read port %s: %w", p.ifname, err)
 		}
 		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
 			continue // belt and braces: PACKET_IGNORE_OUTGOING filters these
 		}
 		if n > len(buf) {
-			return 0, fmt.Errorf("shaper: read port %s: %d-byte frame: %w", p.ifname, n, ErrFrameTooLarge)
+			return 0, 0, fmt.Errorf("shaper: read port %s: %d-byte frame: %w", p.ifname, n, ErrFrameTooLarge)
 		}
-		return n, nil
+		var stamp int64
+		if flags&unix.MSG_CTRUNC == 0 {
+			stamp = parseStamp(oob[:oobn])
+		}
+		return n, stamp, nil
 	}
+}
+
+// parseStamp returns the SCM_TIMESTAMPNS stamp in the control messages
+// oob, in ns since the epoch, or 0 if there is none.
+func parseStamp(oob []byte) int64 {
+	for len(oob) > 0 {
+		h, data, rest, err := unix.ParseOneSocketControlMessage(oob)
+		if err != nil {
+			return 0
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(unix.Timespec{})) {
+			if unsafe.Sizeof(unix.Timespec{}) == 16 {
+				return int64(binary.NativeEndian.Uint64(data[0:8]))*1e9 + int64(binary.NativeEndian.Uint64(data[8:16]))
+			}
+			return int64(int32(binary.NativeEndian.Uint32(data[0:4])))*1e9 + int64(int32(binary.NativeEndian.Uint32(data[4:8])))
+		}
+		oob = rest
+	}
+	return 0
 }
 
 // WriteFrame implements Port.
@@ -122,7 +191,7 @@ func (p *packetPort) WriteFrame(b []byte) error {
 	var werr error
 	err := p.rc.Write(func(fd uintptr) bool {
 		_, werr = unix.Write(int(fd), b)
-		return werr != unix.EAGAIN
+		return true // EAGAIN (a full send buffer) drops the frame, as a switch would
 	})
 	if err == nil {
 		err = werr
@@ -130,7 +199,7 @@ func (p *packetPort) WriteFrame(b []byte) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, unix.ENOBUFS):
+	case errors.Is(err, unix.ENOBUFS), errors.Is(err, unix.EAGAIN):
 		return fmt.Errorf("shaper: write port %s: %w: %w", p.ifname, ErrFrameDropped, err)
 	default:
 		return fmt.Errorf("shaper: write port %s: %w", p.ifname, err)

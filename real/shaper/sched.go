@@ -7,24 +7,45 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
-// spinGuard is how long before a release the scheduler stops sleeping and
-// starts spinning: ppoll with a 1 ns timer slack wakes some tens of µs
-// late at the median on a VM.
-const spinGuard = 100_000 // ns
+// Release timing. See the package doc.
+const (
+	// spinGuard is how long before a release the scheduler stops sleeping
+	// and starts spinning: ppoll with a 1 ns timer slack wakes some tens
+	// of µs late on a VM, less under SCHED_FIFO.
+	spinGuard = 100_000 // ns
+	// spinWindow and spinBudget bound the spinning: at most spinBudget ns
+	// of it per spinWindow ns, after which the scheduler sleeps until the
+	// release itself until the window ends. Under SCHED_FIFO a spinning
+	// thread owns its CPU, so a stream of releases closer than spinGuard
+	// must not keep it spinning for good.
+	spinWindow = 10_000_000 // ns
+	spinBudget = 5_000_000  // ns
+	// rtPriority is the SCHED_FIFO priority of the scheduler's thread:
+	// above every normal thread, below the kernel's own real-time threads
+	// (the threaded interrupt handlers run at 50, migration and watchdogs
+	// at 99).
+	rtPriority = 40
+	// inputBatch is how many frames the scheduler reads from one port
+	// before it looks at the heap again.
+	inputBatch = 64
+)
 
 // item is one copy of a frame waiting for its release.
 type item struct {
-	at    int64  // release time, ns since Run started
-	seq   uint64 // order in which the model produced it, for ties
-	port  int    // output port
-	link  *dlink // the directed link it went through
-	frame []byte
+	at      int64  // release time, ns since Run started
+	arrival int64  // when the frame arrived, on the same clock
+	seq     uint64 // order in which the model produced it, for ties
+	port    int    // output port
+	link    *dlink // the directed link it went through
+	frame   []byte
 }
 
 // itemHeap orders items by release time, then by seq.
@@ -44,35 +65,55 @@ func (h *itemHeap) Pop() any {
 	return it
 }
 
-// scheduler writes queued items at their release times (see the package
-// doc). push may be called from any goroutine; run from one.
+// scheduler writes queued items at their release times and reads the
+// ports it polls (see the package doc). push may be called from any
+// goroutine; run from one.
 type scheduler struct {
-	clock func() int64 // ns since Run started, monotonic
+	clock func() int64 // ns since Run started, CLOCK_REALTIME
 	efd   int          // eventfd that wakes run's ppoll
+	fds   []unix.PollFd
+	log   *slog.Logger
 
 	mu  sync.Mutex
 	q   itemHeap
 	seq uint64
+
+	realTime    atomic.Bool   // run's thread is under SCHED_FIFO
+	spinCapped  atomic.Uint64 // releases slept for because of spinBudget
+	spinWindowT int64         // start of the current spin window
+	spinUsed    int64         // ns spun in it
 }
 
-func newScheduler(clock func() int64) (*scheduler, error) {
+// newScheduler returns a scheduler on clock that also polls the file
+// descriptors in; run calls its input function with the index in in of
+// each that is readable. The descriptors must stay open until run returns.
+func newScheduler(clock func() int64, in []int, log *slog.Logger) (*scheduler, error) {
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("shaper: eventfd: %w", err)
 	}
-	return &scheduler{clock: clock, efd: efd}, nil
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &scheduler{clock: clock, efd: efd, log: log}
+	s.fds = append(s.fds, unix.PollFd{Fd: int32(efd), Events: unix.POLLIN})
+	for _, fd := range in {
+		s.fds = append(s.fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+	}
+	return s, nil
 }
 
 // push queues it, stamping its seq; it never blocks beyond the heap's
-// mutex.
-func (s *scheduler) push(it *item) {
+// mutex. wake says whether run must be woken if it is the new head: not
+// when run itself pushes.
+func (s *scheduler) push(it *item, wake bool) {
 	s.mu.Lock()
 	it.seq = s.seq
 	s.seq++
 	heap.Push(&s.q, it)
 	head := s.q[0] == it
 	s.mu.Unlock()
-	if head {
+	if head && wake {
 		s.wake()
 	}
 }
@@ -87,51 +128,119 @@ func (s *scheduler) wake() {
 // close releases the eventfd; run must have returned.
 func (s *scheduler) close() { unix.Close(s.efd) }
 
-// run releases items until ctx is done or write fails; write gets the
-// item and the clock reading taken just before the write. It locks its
-// goroutine to an OS thread for good (the thread, whose timer slack it
-// changes, is discarded when run returns).
-func (s *scheduler) run(ctx context.Context, write func(it *item, now int64) error) error {
+// setRealTime puts the calling thread under SCHED_FIFO at rtPriority;
+// threads it would clone revert to SCHED_OTHER (the Go runtime does not
+// clone a locked thread anyway).
+func setRealTime() error {
+	return unix.SchedSetAttr(0, &unix.SchedAttr{
+		Policy:   unix.SCHED_FIFO,
+		Priority: rtPriority,
+		Flags:    unix.SCHED_FLAG_RESET_ON_FORK,
+	}, 0)
+}
+
+// popDue pops the head of the queue if it is due at now; otherwise it
+// returns nil and the head (nil if the queue is empty).
+func (s *scheduler) popDue(now int64) (due, next *item) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.q) == 0 {
+		return nil, nil
+	}
+	if s.q[0].at <= now {
+		return heap.Pop(&s.q).(*item), nil
+	}
+	return nil, s.q[0]
+}
+
+// maySpin reports whether the spin budget lets run spin now, and
+// accounts the spun time spun (ns) to it.
+func (s *scheduler) maySpin(now, spun int64) bool {
+	if now-s.spinWindowT >= spinWindow {
+		s.spinWindowT, s.spinUsed = now, 0
+	}
+	s.spinUsed += spun
+	return s.spinUsed < spinBudget
+}
+
+// run releases items until ctx is done, write fails or input does; write
+// gets the item and the clock reading taken just before the write, input
+// the index of a readable descriptor (see newScheduler). It locks its
+// goroutine to an OS thread for good (the thread, whose timer slack and
+// scheduling policy it changes, is discarded when run returns) and puts
+// that thread under SCHED_FIFO if the process may.
+func (s *scheduler) run(ctx context.Context, write func(it *item, now int64) error, input func(i int) error) error {
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("shaper: set the scheduler's timer slack: %w", err)
 	}
+	if err := setRealTime(); err != nil {
+		s.log.Info("shaper: release thread stays SCHED_OTHER (no SCHED_FIFO: needs root or CAP_SYS_NICE)", "err", err)
+	} else {
+		s.realTime.Store(true)
+		s.log.Debug("shaper: release thread under SCHED_FIFO", "priority", rtPriority)
+	}
+	rt := s.realTime.Load()
 	defer context.AfterFunc(ctx, s.wake)()
-	fds := []unix.PollFd{{Fd: int32(s.efd), Events: unix.POLLIN}}
 	var drain [8]byte
+	spun := int64(0) // ns spun since the last maySpin
 	for ctx.Err() == nil {
-		s.mu.Lock()
-		var next *item
-		if len(s.q) > 0 {
-			next = s.q[0]
-		}
 		now := s.clock()
-		if next != nil && next.at <= now {
-			heap.Pop(&s.q)
-			s.mu.Unlock()
-			if err := write(next, now); err != nil {
+		due, next := s.popDue(now)
+		if due != nil {
+			if err := write(due, now); err != nil {
 				return err
 			}
 			continue
 		}
-		s.mu.Unlock()
 		var timeout *unix.Timespec
+		var ts unix.Timespec
+		spinning := false
+		var wait int64
+		if next != nil {
+			wait = next.at - now
+		}
 		switch {
 		case next == nil:
-			// sleep until woken
-		case next.at-now > spinGuard:
-			ts := unix.NsecToTimespec(next.at - now - spinGuard)
+			// sleep until woken or a port is readable
+		case wait > spinGuard:
+			ts = unix.NsecToTimespec(wait - spinGuard)
 			timeout = &ts
+		case s.maySpin(now, spun):
+			// Spin until the release, looking at the ports between looks
+			// at the clock; without SCHED_FIFO, yield the CPU to any
+			// other runnable thread (a receiver, say) as well.
+			spinning = true
+			timeout = &ts // zero: return at once
+			if !rt {
+				unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+			}
 		default:
-			// Spin until the release, yielding the CPU to any other
-			// runnable thread (a receiver, say) between looks at the clock.
-			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-			continue
+			s.spinCapped.Add(1)
+			ts = unix.NsecToTimespec(wait)
+			timeout = &ts
 		}
-		if _, err := unix.Ppoll(fds, timeout, nil); err != nil && err != unix.EINTR {
+		spun = 0
+		n, err := unix.Ppoll(s.fds, timeout, nil)
+		if spinning {
+			spun = s.clock() - now
+		}
+		if err != nil && err != unix.EINTR {
 			return fmt.Errorf("shaper: scheduler ppoll: %w", err)
 		}
-		_, _ = unix.Read(s.efd, drain[:])
+		if n <= 0 {
+			continue
+		}
+		if s.fds[0].Revents != 0 {
+			_, _ = unix.Read(s.efd, drain[:])
+		}
+		for i := 1; i < len(s.fds); i++ {
+			if s.fds[i].Revents != 0 {
+				if err := input(i - 1); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }

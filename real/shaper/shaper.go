@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/chronosync/chronosync/sim/netem"
 	"github.com/chronosync/chronosync/sim/rng"
 )
@@ -58,6 +60,12 @@ type Shaper struct {
 	links [][]*dlink // [from][to]; nil when from == to
 	log   *slog.Logger
 	ran   atomic.Bool
+
+	onWrite func(it *item, now int64) // test hook, set before Run
+
+	sched        atomic.Pointer[scheduler] // Run's, for Info
+	kernelStamps atomic.Uint64             // frames dated by their kernel stamp
+	clockStamps  atomic.Uint64             // frames dated by a clock read
 
 	macMu sync.RWMutex
 	macs  map[[6]byte]int // learnt source MAC -> port
@@ -109,12 +117,26 @@ func (s *Shaper) Run(ctx context.Context) error {
 	if s.ran.Swap(true) {
 		return errors.New("shaper: Run called twice")
 	}
-	start := time.Now()
-	sched, err := newScheduler(func() int64 { return int64(time.Since(start)) })
+	// The shaper's clock is CLOCK_REALTIME, the clock of the kernel's
+	// receive stamps (see the package doc).
+	base := time.Now().UnixNano()
+	clock := func() int64 { return time.Now().UnixNano() - base }
+	var polled []pollPort // read by the scheduler's thread
+	var polledIn, fds []int
+	var others []int // read by a goroutine each
+	for in, p := range s.ports {
+		if pp, ok := p.(pollPort); ok {
+			polled, polledIn, fds = append(polled, pp), append(polledIn, in), append(fds, pp.pollFD())
+		} else {
+			others = append(others, in)
+		}
+	}
+	sched, err := newScheduler(clock, fds, s.log)
 	if err != nil {
 		return err
 	}
 	defer sched.close()
+	s.sched.Store(sched)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -124,23 +146,37 @@ func (s *Shaper) Run(ctx context.Context) error {
 		failOnce.Do(func() { failure = err })
 		cancel()
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := sched.run(ctx, s.write); err != nil {
+	schedDone := make(chan struct{})
+	go func() {
+		defer close(schedDone)
+		buf, oob := make([]byte, readBuf), make([]byte, stampOOB)
+		input := func(i int) error {
+			return s.drain(sched, base, polledIn[i], polled[i], buf, oob)
+		}
+		if err := sched.run(ctx, s.write, input); err != nil {
 			fail(err)
 		}
-	})
-	for in, p := range s.ports {
+	}()
+	var wg sync.WaitGroup
+	for _, in := range others {
 		wg.Go(func() {
-			if err := s.read(ctx, sched, in, p); err != nil {
+			if err := s.read(ctx, sched, in, s.ports[in]); err != nil {
 				fail(err)
 			}
 		})
 	}
 	<-ctx.Done()
-	var errs []error
-	for _, p := range s.ports {
-		errs = append(errs, p.Close()) // wakes the readers
+	// Close the ports the scheduler does not poll first: that wakes their
+	// readers and a write of the scheduler's blocked on one. The polled
+	// ones only once the scheduler has returned, as it uses their
+	// descriptors.
+	errs := make([]error, len(s.ports))
+	for _, in := range others {
+		errs[in] = s.ports[in].Close()
+	}
+	<-schedDone
+	for k, p := range polled {
+		errs[polledIn[k]] = p.Close()
 	}
 	wg.Wait()
 	if failure != nil {
@@ -152,8 +188,9 @@ func (s *Shaper) Run(ctx context.Context) error {
 	return nil
 }
 
-// read is port in's reader: it forwards every frame until ctx is done
-// (then it returns nil) or the port fails.
+// read is port in's reader, for a port the scheduler does not poll: it
+// forwards every frame, dated by a clock read, until ctx is done (then it
+// returns nil) or the port fails.
 func (s *Shaper) read(ctx context.Context, sched *scheduler, in int, p Port) error {
 	buf := make([]byte, readBuf)
 	for {
@@ -168,14 +205,47 @@ func (s *Shaper) read(ctx context.Context, sched *scheduler, in int, p Port) err
 		if err != nil {
 			return fmt.Errorf("shaper: port %d: %w", in, err)
 		}
-		s.forward(sched, in, buf[:n], sched.clock())
+		s.clockStamps.Add(1)
+		s.forward(sched, in, buf[:n], sched.clock(), true)
 	}
+}
+
+// maxStampAhead is how far in the future of a clock read a kernel stamp
+// may be before it is taken for a clock step and replaced by the read.
+const maxStampAhead = int64(time.Millisecond)
+
+// drain forwards the frames queued on port in, polled by the scheduler,
+// up to inputBatch of them, each dated by its kernel receive stamp: base
+// is the CLOCK_REALTIME reading the shaper's clock counts from.
+func (s *Shaper) drain(sched *scheduler, base int64, in int, p pollPort, buf, oob []byte) error {
+	for range inputBatch {
+		n, stamp, err := p.readStamped(buf, oob)
+		switch {
+		case err == unix.EAGAIN:
+			return nil
+		case errors.Is(err, ErrFrameTooLarge):
+			s.log.Warn("shaper: frame lost", "port", in, "err", err)
+			continue
+		case err != nil:
+			return fmt.Errorf("shaper: port %d: %w", in, err)
+		}
+		now := sched.clock()
+		if at := stamp - base; stamp != 0 && at <= now+maxStampAhead {
+			s.kernelStamps.Add(1)
+			now = at
+		} else {
+			s.clockStamps.Add(1)
+		}
+		s.forward(sched, in, buf[:n], now, false)
+	}
+	return nil
 }
 
 // forward learns frame's source MAC and sends it through the directed
 // link to every output port it goes to: the learnt port of a unicast
 // destination (none if that is in itself), every other port otherwise.
-func (s *Shaper) forward(sched *scheduler, in int, frame []byte, now int64) {
+// wake is false when the scheduler's own thread forwards.
+func (s *Shaper) forward(sched *scheduler, in int, frame []byte, now int64, wake bool) {
 	if len(frame) < ethHeader {
 		s.log.Warn("shaper: runt frame dropped", "port", in, "len", len(frame))
 		return
@@ -190,14 +260,14 @@ func (s *Shaper) forward(sched *scheduler, in int, frame []byte, now int64) {
 		s.macMu.RUnlock()
 		if ok {
 			if out != in {
-				s.send(sched, s.links[in][out], frame, now)
+				s.send(sched, s.links[in][out], frame, now, wake)
 			}
 			return
 		}
 	}
 	for out := range s.ports {
 		if out != in {
-			s.send(sched, s.links[in][out], frame, now)
+			s.send(sched, s.links[in][out], frame, now, wake)
 		}
 	}
 }
@@ -215,8 +285,9 @@ func (s *Shaper) learn(mac [6]byte, in int) {
 	s.macMu.Unlock()
 }
 
-// send offers frame to dl at now and queues a copy per delivery.
-func (s *Shaper) send(sched *scheduler, dl *dlink, frame []byte, now int64) {
+// send offers frame to dl at now and queues a copy per delivery; see
+// scheduler.push for wake.
+func (s *Shaper) send(sched *scheduler, dl *dlink, frame []byte, now int64, wake bool) {
 	dl.mu.Lock()
 	if dl.link == nil {
 		dl.unrouted++
@@ -238,7 +309,7 @@ func (s *Shaper) send(sched *scheduler, dl *dlink, frame []byte, now int64) {
 		if b := flip[k]; b >= 0 {
 			c[b/8] ^= 1 << (b % 8)
 		}
-		sched.push(&item{at: r.Out[k].At, port: dl.to, link: dl, frame: c})
+		sched.push(&item{at: r.Out[k].At, arrival: now, port: dl.to, link: dl, frame: c}, wake)
 	}
 }
 
@@ -246,6 +317,9 @@ func (s *Shaper) send(sched *scheduler, dl *dlink, frame []byte, now int64) {
 func (s *Shaper) write(it *item, now int64) error {
 	err := s.ports[it.port].WriteFrame(it.frame)
 	it.link.late.record(now - it.at)
+	if s.onWrite != nil {
+		s.onWrite(it, now)
+	}
 	switch {
 	case err == nil:
 		it.link.written.Add(1)

@@ -239,7 +239,7 @@ func TestOrdering(t *testing.T) {
 // included, and checks they are written in (release, queue) order.
 func TestSchedulerOrder(t *testing.T) {
 	start := time.Now()
-	sched, err := newScheduler(func() int64 { return int64(time.Since(start)) })
+	sched, err := newScheduler(func() int64 { return int64(time.Since(start)) }, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,10 +258,10 @@ func TestSchedulerOrder(t *testing.T) {
 				close(done)
 			}
 			return nil
-		})
+		}, func(int) error { return errors.New("no input to poll") })
 	})
 	for range n {
-		sched.push(&item{at: now + 2e6 + r.Int64N(20)*250e3}) // many ties
+		sched.push(&item{at: now + 2e6 + r.Int64N(20)*250e3}, true) // many ties
 	}
 	<-done
 	cancel()

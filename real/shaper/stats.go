@@ -95,3 +95,30 @@ func (l *lateness) summary() Lateness {
 	s.P99 = time.Duration(r[(len(r)*99)/100])
 	return s
 }
+
+// Info says how a shaper runs: how its releases are timed and how it
+// dated the frames it read.
+type Info struct {
+	// RealTime reports whether the scheduler's thread, which releases
+	// every copy and reads the packet ports, runs under SCHED_FIFO (it
+	// stays SCHED_OTHER when the process may not: not root, no
+	// CAP_SYS_NICE). False until Run has started it.
+	RealTime bool
+	// KernelStamps counts the frames dated by the kernel's receive stamp,
+	// ClockStamps those dated by a clock read when they were read: frames
+	// of a port that is not a packet port, and of a packet port without a
+	// usable stamp.
+	KernelStamps, ClockStamps uint64
+	// SpinCapped counts the releases the scheduler slept for instead of
+	// spinning because it had spun its budget (half a CPU over 10 ms).
+	SpinCapped uint64
+}
+
+// Info returns how the shaper runs. It may be called while Run runs.
+func (s *Shaper) Info() Info {
+	i := Info{KernelStamps: s.kernelStamps.Load(), ClockStamps: s.clockStamps.Load()}
+	if sc := s.sched.Load(); sc != nil {
+		i.RealTime, i.SpinCapped = sc.realTime.Load(), sc.spinCapped.Load()
+	}
+	return i
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chronosync/chronosync/real/netlab"
+)
+
+// sync4 is the scenario of TestNodeCluster: four nodes with injected
+// offsets, rounds every second.
+const sync4 = `name: sync4
+duration: 9s
+nodes: 4
+clocks:
+  default: {offset: 0s, drift_ppm: 0}
+  nodes:
+    - {node: 1, offset: 1ms}
+    - {node: 2, offset: -2ms}
+    - {node: 3, offset: 3ms}
+protocol:
+  kind: sync
+  mode: rounds
+  estimator: svm
+  cadence: 2ms
+  window: 1s
+`
+
+// TestNodeCluster runs a real multi-host cluster on one machine: four
+// chronosync node processes, each in its own network namespace, form a
+// cluster from one cluster file; node 3 is killed mid-run, and the others
+// go on: the master's rounds complete without it by their deadline.
+func TestNodeCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four processes for 9s")
+	}
+	if err := netlab.Available(); err != nil {
+		t.Skip(err)
+	}
+	bin, err := exec.LookPath("chronosync")
+	if err != nil {
+		t.Skip("chronosync is not on PATH (testscript.Main puts it there):", err)
+	}
+	lab, err := netlab.Create(netlab.Config{Prefix: netlab.NewPrefix(), Nodes: 4, Kind: netlab.Bridge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := lab.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	dir := t.TempDir()
+	var addrs []string
+	for i := range 4 {
+		addrs = append(addrs, lab.Addr(i).String())
+	}
+	write(t, filepath.Join(dir, "sync4.yaml"), sync4)
+	cluster := filepath.Join(dir, "cluster.yaml")
+	write(t, cluster, fmt.Sprintf("scenario: sync4.yaml\naddresses: [%s]\n", strings.Join(addrs, ", ")))
+
+	start := time.Now()
+	procs := make([]*exec.Cmd, 4)
+	outs := make([]*bytes.Buffer, 4)
+	for i := range procs {
+		outs[i] = new(bytes.Buffer)
+		args := []string{"netns", "exec", lab.NodeNS(i), bin, "node", "--cluster", cluster, "--out", filepath.Join(dir, fmt.Sprint("rank", i))}
+		cmd := exec.Command("ip", args...)
+		if i == 0 {
+			cmd.Args = append(cmd.Args, "--rank", "0")
+		} else {
+			cmd.Env = append(os.Environ(), fmt.Sprintf("OMPI_COMM_WORLD_RANK=%d", i)) // as mpirun would
+		}
+		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs[i] = cmd
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+	}
+	time.Sleep(4 * time.Second)
+	killedAt := time.Now()
+	if err := procs[3].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = procs[3].Wait()
+	for i := range 3 {
+		if err := procs[i].Wait(); err != nil {
+			t.Fatalf("rank %d: %v\n%s", i, err, outs[i])
+		}
+	}
+	t.Logf("rank 3 killed %v after the start; ranks 0-2 ran to the end", killedAt.Sub(start).Round(100*time.Millisecond))
+
+	rounds := readRounds(t, filepath.Join(dir, "rank0", "rounds.jsonl"))
+	var full, without3 int
+	for _, r := range rounds {
+		switch {
+		case len(r.Missing) == 0 && len(r.Reported) == 4:
+			full++
+		case slices.Equal(r.Missing, []int{3}) && len(r.Reported) == 3 && r.Solved == 3:
+			without3++
+		}
+	}
+	t.Logf("master rounds: %d in all, %d with all four nodes, %d completed without node 3", len(rounds), full, without3)
+	if full < 1 || without3 < 2 {
+		t.Errorf("want rounds with all four nodes before the kill and at least two solved without node 3 after it; rounds.jsonl:\n%+v", rounds)
+	}
+	offs, err := os.ReadFile(filepath.Join(dir, "rank0", "offsets.jsonl"))
+	if err != nil || bytes.Count(offs, []byte("\n")) < 5 {
+		t.Errorf("master's offsets.jsonl: %d lines, %v", bytes.Count(offs, []byte("\n")), err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rank1", "summary.json")); err != nil {
+		t.Errorf("rank 1 wrote no summary: %v", err)
+	}
+}
+
+type roundLine struct {
+	Type     string `json:"type"`
+	RoundID  uint64 `json:"round_id"`
+	Reported []int  `json:"reported"`
+	Missing  []int  `json:"missing"`
+	Solved   int    `json:"solved_nodes"`
+}
+
+func readRounds(t *testing.T, path string) []roundLine {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []roundLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r roundLine
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if r.Type == "round" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
