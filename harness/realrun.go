@@ -81,8 +81,12 @@ func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 	defer cancel()
 	bar := newProgress(opts.Progress, sc.Name, r.Duration)
 	start := time.Now()
-	w.Start(proto.program)
-	runErr := waitReal(ctx, w, bar)
+	var runErr error
+	if err := w.Start(proto.program); err != nil {
+		runErr = err
+	} else {
+		runErr = waitReal(ctx, w, bar)
+	}
 	stopErr := w.Stop()
 	wall := time.Since(start)
 	bar.done()
@@ -90,7 +94,7 @@ func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 		return nil, fmt.Errorf("record outputs: %w", err)
 	}
 	if err := errors.Join(runErr, stopErr); err != nil {
-		return nil, fail(dir, sc, opts.ScenarioFile, &Failure{Virtual: wall, Panic: err.Error()})
+		return nil, fmt.Errorf("run %s on the real backend: %w", sc.Name, err)
 	}
 
 	m := Manifest{

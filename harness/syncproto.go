@@ -72,7 +72,8 @@ type syncProtocol struct {
 	w     truth
 	dir   string
 	boots []uint64
-	err   error // the first recording error
+	nodes []*rounds.Node // every incarnation of every node, in boot order
+	err   error          // the first recording error
 
 	probeFile *os.File
 	probes    *probelog.Writer
@@ -106,7 +107,9 @@ func newSyncProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*syncProtocol
 
 func (p *syncProtocol) program(id world.NodeID) world.Program {
 	p.boots[id]++
-	return rounds.New(p.cfg, p.boots[id], p)
+	n := rounds.New(p.cfg, p.boots[id], p)
+	p.nodes = append(p.nodes, n)
+	return n
 }
 
 func (p *syncProtocol) artifacts() []Artifact {

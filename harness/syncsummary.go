@@ -49,6 +49,9 @@ type ProbeSummary struct {
 	PairsSent int `json:"pairs_sent"`
 	Answered  int `json:"probes_answered"`
 	Lost      int `json:"probes_lost"`
+	// Malformed counts datagrams on the probe port that were not probes
+	// (wrong size, magic or version): dropped, counted, never fatal.
+	Malformed int `json:"malformed,omitempty"`
 }
 
 func (p *syncProtocol) summarize(s *Summary) {
@@ -99,6 +102,11 @@ func (p *syncProtocol) summarize(s *Summary) {
 		out.Probes.PairsSent += b.SentPairs
 		out.Probes.Answered += len(b.Probes)
 		out.Probes.Lost += b.Lost
+	}
+	for _, n := range p.nodes {
+		if pr := n.Prober(); pr != nil {
+			out.Probes.Malformed += pr.Stats().Malformed
+		}
 	}
 	for _, k := range estimate.Kinds() {
 		r := estimateOne(blocks, p.cfg, k, p.windows, out.ConvergedFrom)
