@@ -32,13 +32,22 @@ func (p *progress) set(now time.Duration) {
 	if p.bar == nil {
 		return
 	}
-	p.bar.SetCurrent(int64(now / time.Millisecond))
+	// A real run's clock overshoots its duration; a bar past its total
+	// completes early and never redraws.
+	p.bar.SetCurrent(int64(min(now, p.total) / time.Millisecond))
 }
 
 func (p *progress) done() {
 	if p.bar == nil {
 		return
 	}
-	p.bar.SetTotal(-1, true)
+	// A real run ends a little short of its total, an interrupted one far
+	// short; SetTotal cannot complete a bar built with a total, so such a
+	// bar is aborted (and kept on screen) or Wait would never return.
+	if p.bar.Current() < int64(p.total/time.Millisecond) {
+		p.bar.Abort(false)
+	} else {
+		p.bar.SetTotal(-1, true)
+	}
 	p.p.Wait()
 }

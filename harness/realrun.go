@@ -14,6 +14,7 @@ import (
 
 	"github.com/chronosync/chronosync/real"
 	"github.com/chronosync/chronosync/real/netlab"
+	"github.com/chronosync/chronosync/real/rocm"
 	"github.com/chronosync/chronosync/real/shaper"
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/sim/netem"
@@ -40,6 +41,15 @@ func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 	cfg.Peers = make([][]world.NodeID, len(r.Nodes))
 	for _, e := range r.Edges {
 		cfg.Peers[e.From] = append(cfg.Peers[e.From], world.NodeID(e.To))
+	}
+	if clk, err := rocm.Open(); err != nil {
+		fmt.Fprintf(logw, "tracer clock: CLOCK_MONOTONIC_RAW through the scenario's tracer model (ROCm unavailable: %v)\n", err)
+	} else {
+		defer clk.Close()
+		fmt.Fprintf(logw, "tracer clock: the ROCm HSA system timestamp\n")
+		for i := range cfg.Nodes {
+			cfg.Nodes[i].TracerClock = clk.Now
+		}
 	}
 	var net *Network
 	if c := opts.Cluster; c != nil {

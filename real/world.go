@@ -2,6 +2,7 @@ package real
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -97,19 +98,25 @@ func (w *World) peersOf(i int) []world.NodeID {
 
 // Start boots every local node (Config.Local): node i runs newProgram(i).Start, one node after
 // the other, and only then do the event loops start, so that, as in the
-// simulator, every node is listening before any callback runs. A program
-// whose Start fails is logged, as in the simulator.
-func (w *World) Start(newProgram func(world.NodeID) world.Program) {
+// simulator, every node is listening before any callback runs. It returns
+// the Start errors of the programs (which are also logged): on real hosts a
+// port in use or an address that is not this host's is fatal to the run;
+// the nodes still run until Stop.
+func (w *World) Start(newProgram func(world.NodeID) world.Program) error {
 	if c, err := tsudp.Listen(netip.MustParseAddrPort("127.0.0.1:0")); err == nil {
 		w.warm = c
 		time.Sleep(warmUp)
 	}
+	var errs []error
 	for _, n := range w.local() {
-		n.boot(newProgram(n.id))
+		if err := n.boot(newProgram(n.id)); err != nil {
+			errs = append(errs, fmt.Errorf("node %d: start: %w", n.id, err))
+		}
 	}
 	for _, n := range w.local() {
 		n.loop.start()
 	}
+	return errors.Join(errs...)
 }
 
 // local returns the nodes this process runs.
@@ -243,7 +250,7 @@ type node struct {
 	conns   []*packetConn
 }
 
-func (n *node) boot(p world.Program) {
+func (n *node) boot(p world.Program) (err error) {
 	n.rand = rng.Stream(n.w.cfg.Seed, fmt.Sprintf("node/%d/program/1", n.id))
 	n.log = n.w.log.With("node", int(n.id))
 	var serial *sync.Mutex
@@ -252,10 +259,11 @@ func (n *node) boot(p world.Program) {
 	}
 	n.loop = newLoop(serial, func(v any) { n.w.fail(n.id, v) })
 	n.loop.call(func() {
-		if err := p.Start(n); err != nil {
+		if err = p.Start(n); err != nil {
 			n.log.Error("program failed to start", "err", err)
 		}
 	})
+	return err
 }
 
 func (n *node) shutdown() {

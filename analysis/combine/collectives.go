@@ -15,8 +15,10 @@ import (
 // metadata name contains rccl or nccl (any case) and that carry an hlo_op
 // stat, keyed by hlo_op. A plane's node is its node_id stat (as the
 // combiner writes it), or node when it has none, so a combined trace gives
-// one validate.Node per node and a per-node trace one. source names the
-// file in the report.
+// one validate.Node per node and a per-node trace one. Times are a plane's
+// time_base_ns (xspace.StatTimeBase) plus its events' times, so that planes
+// converted from Kineto traces compare on Unix time. source names the file
+// in the report.
 func Collectives(space *xplanepb.XSpace, node int, source string) []validate.Node {
 	byNode := map[int][]validate.Op{}
 	for _, p := range space.Planes {
@@ -27,6 +29,7 @@ func Collectives(space *xplanepb.XSpace, node int, source string) []validate.Nod
 		if !ok {
 			continue
 		}
+		base, _ := xspace.TimeBase(p)
 		id := node
 		if s, ok := xspace.StatByName(p, p.Stats, statNodeID); ok {
 			if v, ok := s.Value.(*xplanepb.XStat_Int64Value); ok {
@@ -40,7 +43,7 @@ func Collectives(space *xplanepb.XSpace, node int, source string) []validate.Nod
 				}
 				if op, ok := collective(p, ev, hloID); ok {
 					start := xspace.StartPs(line, ev)
-					byNode[id] = append(byNode[id], validate.Op{Key: op, StartNs: floorDiv(start, 1000), EndNs: floorDiv(start+ev.DurationPs, 1000)})
+					byNode[id] = append(byNode[id], validate.Op{Key: op, StartNs: base + floorDiv(start, 1000), EndNs: base + floorDiv(start+ev.DurationPs, 1000)})
 				}
 			}
 		}

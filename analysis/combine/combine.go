@@ -7,12 +7,24 @@
 // combined.trace.json.gz and combined.metadata.json, optionally with the
 // collective happens-before check (package validate).
 //
+// Inputs are XSpace files or PyTorch profiler (Kineto) traces, which are
+// converted to XSpace planes first (see input.go and kineto.ToXSpace).
+//
 // Memory: nodes are processed one at a time and rewritten at the wire
 // level (see wire.go), so the combiner holds one node's file, its parse
 // index (about 100 bytes per event of its longest line) and the output
 // plane being built, plus, for every node, its metadata record and its
 // collective invocations (32 bytes each plus the op name), never the whole
-// combined trace.
+// combined trace. A Kineto input is decoded and converted whole before its
+// XSpace is marshalled: while it is read, its events (with their JSON text)
+// and their XSpace objects are held too. A plane's lines are rewritten in
+// parallel (lines.go): each line in flight (at most Options.Workers + 2,
+// GOMAXPROCS by default) holds its rewritten message, its JSON text and its
+// figures until it is merged; the Chrome JSON goes to a gzip goroutine in
+// 1 MiB chunks (two in flight).
+//
+// Output: the same inputs give the same bytes, whatever GOMAXPROCS and
+// Options.Workers (TestOutputDeterministic).
 package combine
 
 import (
@@ -23,8 +35,8 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,13 +54,17 @@ import (
 )
 
 // MemoryBound states the combiner's memory bound; metadata.json repeats it.
-const MemoryBound = "one node's trace file, its parse index and output plane, plus, per node, its metadata and collective invocations"
+const MemoryBound = "one node's trace file (a Kineto trace: its decoded events and their XSpace, while converted), its parse index and output plane, the lines in flight (at most workers + 2: rewritten line, JSON text, figures) and two 1 MiB JSON chunks, plus, per node, its metadata and collective invocations"
 
 // Input is one node's files.
 type Input struct {
-	Node      int
-	Trace     string // the node's .xplane.pb
-	Snapshots string // its .snapshots.pb; "" when it has none
+	Node int
+	// Trace is the node's XSpace (.xplane.pb) or PyTorch profiler (Kineto)
+	// trace (Chrome JSON, plain or gzipped; see IsKineto).
+	Trace string
+	// Snapshots is its .snapshots.pb; "" when it has none, as for a Kineto
+	// trace, which is on the host clock already.
+	Snapshots string
 }
 
 // Options configure Combine.
@@ -75,6 +91,9 @@ type Options struct {
 	PrintEvents io.Writer
 	// Logger reports progress, one line per node; nil is silent.
 	Logger *slog.Logger
+	// Workers is the number of goroutines that rewrite a plane's lines;
+	// 0 means GOMAXPROCS. The output does not depend on it.
+	Workers int
 
 	// nodeFn (tests) replaces nodeWire, so that the reference
 	// implementation, which decodes into the generated types, can run.
@@ -126,6 +145,11 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer out.cleanup()
+	defer func() {
+		if c.json != nil {
+			c.json.abort() // ends the gzip goroutine on an error; a no-op after finish
+		}
+	}()
 	var nodes []validate.Node
 	for _, in := range inputs {
 		ops, err := c.node(in)
@@ -175,7 +199,16 @@ type combiner struct {
 	names   map[string]string // output plane name → the input it came from
 	hosts   []string
 	meta    []*xplanepb.XPlane // clock_metadata planes, written last
-	tc      *transcoder
+	tc      *transcoder        // the main goroutine's scratch
+	tcs     []*transcoder      // each line goroutine's (tcs[0] is tc)
+	workers int
+	outs    chan *lineOut // free line results
+	// timeBase is the Unix time (ns) the output's times count from: the
+	// time_base_ns of the first plane combined (baseFrom's), 0 for an
+	// XSpace without one.
+	timeBase int64
+	baseSet  bool
+	baseFrom string
 }
 
 func (c *combiner) loadOffsets() error {
@@ -228,11 +261,14 @@ func (c *combiner) aligner(in Input, ns *nodeState) error {
 	if c.o.NoCorrection {
 		return nil
 	}
-	snaps, err := c.snapshots(in, ns.md)
-	if err != nil {
-		return err
+	var snaps *align.Snapshots // nil for Kineto: R = S
+	if ns.md.Format != formatKineto {
+		var err error
+		if snaps, err = c.snapshots(in, ns.md); err != nil {
+			return err
+		}
 	}
-	ns.al = align.NewNode(in.Node, snaps, c.offs)
+	ns.al, ns.snaps, ns.offs = align.NewNode(in.Node, snaps, c.offs), snaps, c.offs
 	return nil
 }
 
@@ -251,13 +287,13 @@ func (c *combiner) newName(in Input, rn *renamer, orig string) (string, error) {
 
 // nodeWire rewrites the node's planes at the wire level (see wire.go).
 func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
-	data, err := os.ReadFile(in.Trace)
+	data, err := c.readSpace(in, ns.md)
 	if err != nil {
-		return fmt.Errorf("combine: read %s: %w", in.Trace, err)
+		return err
 	}
 	planes, hosts, err := splitSpace(data)
 	if err != nil {
-		return c.locate(in.Trace)
+		return c.locate(in, data)
 	}
 	if len(hosts) > 0 && hosts[0] != "" {
 		ns.md.Hostname = hosts[0]
@@ -265,7 +301,7 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 	parsed := make([]*wirePlane, len(planes))
 	for i, b := range planes {
 		if parsed[i], err = parsePlane(b); err != nil {
-			return c.locate(in.Trace)
+			return c.locate(in, data)
 		}
 		if err := c.checkWireNode(in, parsed[i]); err != nil {
 			return err
@@ -276,6 +312,15 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 	}
 	if c.tc == nil {
 		c.tc = &transcoder{}
+		c.workers = c.o.Workers
+		if c.workers <= 0 {
+			c.workers = runtime.GOMAXPROCS(0)
+		}
+		c.tcs = []*transcoder{c.tc}
+		for range c.workers - 1 {
+			c.tcs = append(c.tcs, &transcoder{})
+		}
+		c.outs = make(chan *lineOut, c.workers+2)
 	}
 	t := c.tc // its buffers serve every node
 	t.ns = ns
@@ -285,12 +330,16 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 			return err
 		}
 		ns.md.Planes = append(ns.md.Planes, PlaneRename{From: p.name, To: name})
+		if err := c.setBase(ns, in.Trace, p.name, p.base); err != nil {
+			return err
+		}
+		ns.md.TimeBaseNS = p.base
 		id := c.nextID
 		c.nextID++
 		c.md.Planes++
 		if err := t.plane(c, p, in.Trace, name, id, in.Node, ns.md.Hostname); err != nil {
 			if errors.Is(err, errWire) {
-				return c.locate(in.Trace)
+				return c.locate(in, data)
 			}
 			return err
 		}
@@ -298,13 +347,13 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 	return nil
 }
 
-// locate reads a trace the wire parser refused, for an error that says
+// locate parses a trace the wire parser refused, for an error that says
 // where it breaks.
-func (c *combiner) locate(path string) error {
-	if _, err := xspace.Read(path); err != nil {
-		return fmt.Errorf("combine: %w", err)
+func (c *combiner) locate(in Input, data []byte) error {
+	if err := xspace.Unmarshal(data, &xplanepb.XSpace{}); err != nil {
+		return fmt.Errorf("combine: read %s: %w", in.Trace, err)
 	}
-	return fmt.Errorf("combine: %s: %w", path, errWire)
+	return fmt.Errorf("combine: %s: %w", in.Trace, errWire)
 }
 
 // splitSpace returns an XSpace's planes (message bytes) and host names.

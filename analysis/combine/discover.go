@@ -45,9 +45,11 @@ func Discover(dir string) (inputs []Input, offsetsPath string, err error) {
 	return inputs, offsetsPath, nil
 }
 
-// NodeOf returns the node id in a node<i>.xplane.pb file name.
+// NodeOf returns the node id in a node<i>.xplane.pb file name, or a
+// Kineto trace's node<i>.json, node<i>.json.gz, node<i>.pt.trace.json or
+// node<i>.pt.trace.json.gz.
 func NodeOf(path string) (int, bool) {
-	m := nodeFile.FindStringSubmatch(filepath.Base(path))
+	m := nodeName.FindStringSubmatch(filepath.Base(path))
 	if m == nil {
 		return 0, false
 	}

@@ -1,7 +1,6 @@
 package combine
 
 import (
-	"bufio"
 	"compress/gzip"
 	"io"
 	"strconv"
@@ -15,34 +14,47 @@ import (
 // display_id, or id when that is 0) with thread_name and
 // thread_sort_index, and every event a complete ("X") slice with ts and
 // dur in µs, to the ps.
+//
+// The text is formatted into chunks of jsonChunk bytes, which a pipeline
+// goroutine compresses (gzip.BestSpeed) while the next chunk is formatted:
+// one gzip stream, fed the same bytes in the same chunks whatever the
+// scheduling, so the output is byte-identical for the same inputs.
 type traceJSON struct {
 	gz    *gzip.Writer
-	w     *bufio.Writer
-	buf   []byte
+	pipe  *pipeWriter
+	buf   []byte // the chunk being formatted
 	first bool
 }
+
+// jsonChunk is the size of the chunks handed to the gzip goroutine.
+const jsonChunk = 1 << 20
 
 func newTraceJSON(w io.Writer) (*traceJSON, error) {
 	gz, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
 	if err != nil {
 		return nil, err
 	}
-	t := &traceJSON{gz: gz, w: bufio.NewWriterSize(gz, 1<<16), first: true}
-	_, err = t.w.WriteString(`{"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[`)
-	return t, err
+	t := &traceJSON{gz: gz, pipe: newPipeWriter(gz, 2, jsonChunk+4096), first: true}
+	t.buf = t.pipe.buffer()
+	t.buf = append(t.buf, `{"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[`...)
+	return t, nil
 }
 
 // begin starts one event object.
 func (t *traceJSON) begin() {
-	t.buf = t.buf[:0]
 	if !t.first {
 		t.buf = append(t.buf, ',', '\n')
 	}
 	t.first = false
 }
 
+// flush ends an event: a full chunk goes to the gzip goroutine.
 func (t *traceJSON) flush() error {
-	_, err := t.w.Write(t.buf)
+	if len(t.buf) < jsonChunk {
+		return nil
+	}
+	var err error
+	t.buf, err = t.pipe.write(t.buf)
 	return err
 }
 
@@ -64,20 +76,26 @@ func (t *traceJSON) process(pid int64, name string) error {
 // thread writes the metadata events of a line.
 func (t *traceJSON) thread(pid, tid int64, name string) error {
 	t.begin()
-	t.buf = append(t.buf, `{"ph":"M","pid":`...)
-	t.buf = strconv.AppendInt(t.buf, pid, 10)
-	t.buf = append(t.buf, `,"tid":`...)
-	t.buf = strconv.AppendInt(t.buf, tid, 10)
-	t.buf = append(t.buf, `,"name":"thread_name","args":{"name":`...)
-	t.buf = appendString(t.buf, name)
-	t.buf = append(t.buf, `}},`+"\n"+`{"ph":"M","pid":`...)
-	t.buf = strconv.AppendInt(t.buf, pid, 10)
-	t.buf = append(t.buf, `,"tid":`...)
-	t.buf = strconv.AppendInt(t.buf, tid, 10)
-	t.buf = append(t.buf, `,"name":"thread_sort_index","args":{"sort_index":`...)
-	t.buf = strconv.AppendInt(t.buf, tid, 10)
-	t.buf = append(t.buf, `}}`...)
+	t.buf = appendThreadJSON(t.buf, pid, tid, name)
 	return t.flush()
+}
+
+// appendThreadJSON appends the thread_name and thread_sort_index events of
+// a line.
+func appendThreadJSON[S ~string | ~[]byte](b []byte, pid, tid int64, name S) []byte {
+	b = append(b, `{"ph":"M","pid":`...)
+	b = strconv.AppendInt(b, pid, 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, tid, 10)
+	b = append(b, `,"name":"thread_name","args":{"name":`...)
+	b = appendString(b, name)
+	b = append(b, `}},`+"\n"+`{"ph":"M","pid":`...)
+	b = strconv.AppendInt(b, pid, 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, tid, 10)
+	b = append(b, `,"name":"thread_sort_index","args":{"sort_index":`...)
+	b = strconv.AppendInt(b, tid, 10)
+	return append(b, `}}`...)
 }
 
 // arg is one event argument, rendered as a JSON string.
@@ -112,16 +130,62 @@ func (t *traceJSON) slice(pid, tid int64, name string, startPs, durPs int64, arg
 	return t.flush()
 }
 
+// appendSliceJSON appends one complete event whose name (a JSON string)
+// and args (`"key":value` members, comma-separated, possibly empty) are
+// formatted already.
+func appendSliceJSON(b []byte, pid, tid int64, name []byte, startPs, durPs int64, args []byte) []byte {
+	b = append(b, `{"ph":"X","pid":`...)
+	b = strconv.AppendInt(b, pid, 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, tid, 10)
+	b = append(b, `,"ts":`...)
+	b = appendMicros(b, startPs)
+	b = append(b, `,"dur":`...)
+	b = appendMicros(b, durPs)
+	b = append(b, `,"name":`...)
+	b = append(b, name...)
+	if len(args) > 0 {
+		b = append(b, `,"args":{`...)
+		b = append(b, args...)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// raw writes events formatted already, each one preceded by ",\n" (so
+// never the first event: the process metadata comes first).
+func (t *traceJSON) raw(b []byte) error {
+	t.first = false
+	for len(b) > 0 {
+		n := min(len(b), max(0, jsonChunk-len(t.buf)))
+		t.buf = append(t.buf, b[:n]...)
+		b = b[n:]
+		if len(t.buf) >= jsonChunk {
+			var err error
+			if t.buf, err = t.pipe.write(t.buf); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // close ends the document and the gzip stream (not the file beneath).
 func (t *traceJSON) close() error {
-	if _, err := t.w.WriteString("]}\n"); err != nil {
+	t.buf = append(t.buf, "]}\n"...)
+	if _, err := t.pipe.write(t.buf); err != nil {
+		t.pipe.close()
 		return err
 	}
-	if err := t.w.Flush(); err != nil {
+	t.buf = nil
+	if err := t.pipe.close(); err != nil {
 		return err
 	}
 	return t.gz.Close()
 }
+
+// abort stops the gzip goroutine after an error elsewhere.
+func (t *traceJSON) abort() { t.pipe.close() }
 
 // appendMicros appends ps as µs with six decimals, exactly.
 func appendMicros(b []byte, ps int64) []byte {
@@ -146,7 +210,7 @@ func appendMicros(b []byte, ps int64) []byte {
 }
 
 // appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
+func appendString[S ~string | ~[]byte](b []byte, s S) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	for i := 0; i < len(s); {
@@ -163,7 +227,7 @@ func appendString(b []byte, s string) []byte {
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
+		r, n := decodeRune(s[i:])
 		if r == utf8.RuneError && n == 1 {
 			b = append(b, `\ufffd`...)
 		} else {
@@ -172,4 +236,14 @@ func appendString(b []byte, s string) []byte {
 		i += n
 	}
 	return append(b, '"')
+}
+
+func decodeRune[S ~string | ~[]byte](s S) (rune, int) {
+	switch v := any(s).(type) {
+	case string:
+		return utf8.DecodeRuneInString(v)
+	case []byte:
+		return utf8.DecodeRune(v)
+	}
+	return utf8.DecodeRuneInString(string(s))
 }

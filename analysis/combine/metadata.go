@@ -2,22 +2,35 @@ package combine
 
 // Metadata is combined.metadata.json: what the combiner did to each node.
 type Metadata struct {
-	RunID       string         `json:"run_id,omitempty"`
-	Offsets     string         `json:"offsets,omitempty"` // the offsets file used
-	Corrected   bool           `json:"corrected"`         // false with --no_correction
-	Nodes       []NodeMetadata `json:"nodes"`
-	Events      int64          `json:"events"`
-	Planes      int            `json:"planes"`
+	RunID     string         `json:"run_id,omitempty"`
+	Offsets   string         `json:"offsets,omitempty"` // the offsets file used
+	Corrected bool           `json:"corrected"`         // false with --no_correction
+	Nodes     []NodeMetadata `json:"nodes"`
+	Events    int64          `json:"events"`
+	Planes    int            `json:"planes"`
+	// TimeBaseNS is the Unix time, ns, that the combined trace's times
+	// count from (every plane's time_base_ns stat): that of its first
+	// plane, as a Kineto input has; 0, and omitted, for XSpace inputs
+	// without one.
+	TimeBaseNS  int64          `json:"time_base_ns,omitempty"`
 	Validate    *ValidateBrief `json:"validate,omitempty"`
 	MemoryBound string         `json:"memory_bound"`
 }
 
 // NodeMetadata describes one node's alignment.
 type NodeMetadata struct {
-	ID        int    `json:"id"`
-	Hostname  string `json:"hostname"`
-	Trace     string `json:"trace"`
-	Snapshots string `json:"snapshots,omitempty"` // the snapshot file, when one was given
+	ID       int    `json:"id"`
+	Hostname string `json:"hostname"`
+	Trace    string `json:"trace"`
+	// Format is "kineto" for a PyTorch profiler trace, omitted for XSpace.
+	Format string `json:"format,omitempty"`
+	// TracerClock says, for a Kineto trace, that its tracer clock is its
+	// host clock.
+	TracerClock string `json:"tracer_clock,omitempty"`
+	// TimeBaseNS is the time base (Unix ns) the input's planes count from,
+	// when they have one.
+	TimeBaseNS int64  `json:"time_base_ns,omitempty"`
+	Snapshots  string `json:"snapshots,omitempty"` // the snapshot file, when one was given
 	// SnapshotPairs counts the pairs used; SamplingPeriodNS and the
 	// sampler's counters come from the snapshot file.
 	SnapshotPairs    int    `json:"snapshot_pairs"`

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/chronosync/chronosync/analysis/align"
+	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/analysis/validate"
 	"github.com/chronosync/chronosync/trace/xplanepb"
 	"github.com/chronosync/chronosync/trace/xspace"
@@ -22,29 +23,41 @@ const (
 type nodeState struct {
 	id        int
 	al        *align.Node // nil: no correction
+	snaps     *align.Snapshots
+	offs      *offsets.Index // al's setup, for the line goroutines' own
 	md        *NodeMetadata
 	sigmas    []float64
 	firstRaw  int64 // ps of the node's earliest event, and its correction
 	firstCorr int64
 	haveFirst bool
 	ops       []validate.Op
+	// The plane being rewritten counts its times from inBase (ns, its
+	// time_base_ns stat, else 0); the output counts from outBase, the
+	// combined trace's base; shift = inBase − outBase.
+	inBase, outBase, shift int64
 }
 
-// alignPs maps a raw time in ps (the tracer clock) to global ps and its 1σ
-// in ns, counting the flags it raised.
+// setBase sets the time bases of the next plane.
+func (ns *nodeState) setBase(in, out int64) {
+	ns.inBase, ns.outBase, ns.shift = in, out, in-out
+}
+
+// alignPs maps a raw time in ps (the tracer clock, from the plane's base)
+// to global ps (from the combined trace's base) and its 1σ in ns, counting
+// the flags it raised.
 func (ns *nodeState) alignPs(ps int64) (int64, float64) {
 	if ns.al == nil {
-		return ps, 0
+		return ps + ns.shift*1000, 0
 	}
 	n := floorDiv(ps, 1000)
-	t := ns.al.Align(n)
+	t := ns.al.Align(n + ns.inBase)
 	if t.Flags&align.Extrapolated != 0 {
 		ns.md.ExtrapolatedEvents++
 	}
 	if t.Flags&align.OutsideWindows != 0 {
 		ns.md.OutsideWindowEvents++
 	}
-	return t.Global*1000 + (ps - n*1000), t.Sigma
+	return (t.Global-ns.outBase)*1000 + (ps - n*1000), t.Sigma
 }
 
 // collective reports the hlo_op of an event that is a collective kernel:

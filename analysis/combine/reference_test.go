@@ -22,9 +22,13 @@ import (
 // the generated types, aligned (alignPlane) and encoded again. Tests check
 // that nodeWire gives the same planes.
 func (c *combiner) nodeProto(in Input, ns *nodeState, rn *renamer) error {
-	space, err := xspace.Read(in.Trace)
+	data, err := c.readSpace(in, ns.md)
 	if err != nil {
-		return fmt.Errorf("combine: %w", err)
+		return err
+	}
+	space := &xplanepb.XSpace{}
+	if err := xspace.Unmarshal(data, space); err != nil {
+		return fmt.Errorf("combine: read %s: %w", in.Trace, err)
 	}
 	if len(space.Hostnames) > 0 && space.Hostnames[0] != "" {
 		ns.md.Hostname = space.Hostnames[0]
@@ -44,9 +48,18 @@ func (c *combiner) nodeProto(in Input, ns *nodeState, rn *renamer) error {
 			return err
 		}
 		ns.md.Planes = append(ns.md.Planes, PlaneRename{From: p.Name, To: name})
+		base, _ := xspace.TimeBase(p)
+		if err := c.setBase(ns, in.Trace, p.Name, base); err != nil {
+			return err
+		}
+		ns.md.TimeBaseNS = base
+		dropTimeBase(p)
 		skew := ns.alignPlane(p, strings.HasPrefix(p.Name, gpuPrefix))
 		p.Name = name
 		addPlaneStats(p, in.Node, ns.md.Hostname, skew)
+		if c.timeBase != 0 {
+			p.Stats = append(p.Stats, &xplanepb.XStat{MetadataId: statID(p, xspace.StatTimeBase), Value: &xplanepb.XStat_Int64Value{Int64Value: c.timeBase}})
+		}
 		if err := c.writePlane(p); err != nil {
 			return err
 		}
@@ -150,6 +163,7 @@ func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64) {
 			ev.DurationPs = max(0, end-start)
 			starts[k] = start
 			lineMin = min(lineMin, start)
+			raw += ns.shift * 1000 // from the output's base
 			sigma := max(s1, s2)
 			ns.sigmas = append(ns.sigmas, sigma)
 			ev.Stats = append(ev.Stats, &xplanepb.XStat{MetadataId: uncID,
@@ -179,6 +193,16 @@ func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64) {
 		}
 	}
 	return firstPlane / 1000
+}
+
+// dropTimeBase removes the plane's time_base_ns stats: the combiner writes
+// the combined trace's.
+func dropTimeBase(p *xplanepb.XPlane) {
+	id, ok := findStat(p, xspace.StatTimeBase)
+	if !ok {
+		return
+	}
+	p.Stats = slices.DeleteFunc(p.Stats, func(s *xplanepb.XStat) bool { return s.MetadataId == id })
 }
 
 // addPlaneStats tags the plane with the node's id, hostname and clock skew.

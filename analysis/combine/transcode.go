@@ -9,7 +9,9 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/chronosync/chronosync/analysis/align"
 	"github.com/chronosync/chronosync/analysis/validate"
+	"github.com/chronosync/chronosync/trace/xspace"
 )
 
 // wireEvent is one event of a line being rewritten.
@@ -24,15 +26,19 @@ type wireEvent struct {
 	sigma         float64
 }
 
-// transcoder holds the scratch of one node's rewriting.
+// transcoder holds the scratch of one goroutine's rewriting; the main
+// goroutine's also builds the planes (body).
 type transcoder struct {
-	ns    *nodeState
-	evs   []wireEvent
-	order []int
-	line  []byte
-	ev    []byte
-	body  []byte
-	args  []arg
+	ns     *nodeState
+	evs    []wireEvent
+	order  []int
+	others []byte
+	ev     []byte
+	body   []byte
+	jargs  []byte
+	al     lineAligner
+	alFor  *align.Node // the alignment of alNode's lines in this goroutine
+	alNode *nodeState
 }
 
 // added is a stat metadata entry the combiner adds to a plane.
@@ -56,39 +62,58 @@ func (p *wirePlane) addStat(name string, add *[]added) int64 {
 }
 
 // plane rewrites one plane under its new name and id and streams it, its
-// JSON export and its printed events out.
+// JSON export and its printed events out. Its lines are rewritten in
+// parallel (see lines.go) and merged in order.
 func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int64, node int, hostname string) error {
 	var newStats []added
-	uncID := p.addStat(statUncertainty, &newStats)
+	pj := &planeJob{p: p, path: path, name: name, node: node, pid: 1 + id, ns: t.ns,
+		json: c.json != nil, print: c.o.PrintEvents != nil}
+	pj.uncID = p.addStat(statUncertainty, &newStats)
 	hloID, hasHlo := p.statID(statHloOp)
 	gpu := len(p.name) >= len(gpuPrefix) && p.name[:len(gpuPrefix)] == gpuPrefix
+	pj.hloID, pj.collectives = hloID, hasHlo && gpu
 	body := t.body[:0]
 	body = protowire.AppendTag(body, fPlaneID, protowire.VarintType)
 	body = protowire.AppendVarint(body, uint64(id))
 	body = protowire.AppendTag(body, fPlaneName, protowire.BytesType)
 	body = protowire.AppendString(body, name)
-	pid := 1 + id
 	if c.json != nil {
-		if err := c.json.process(pid, name); err != nil {
+		if err := c.json.process(pj.pid, name); err != nil {
 			return err
 		}
+		p.prepareJSON()
 	}
 	skew, haveSkew := int64(0), false
-	for _, lb := range p.lines {
-		line, lineSkew, ok, err := t.rewriteLine(c, p, lb, path, name, uncID, hloID, hasHlo && gpu, pid, node)
-		if err != nil {
-			return err
-		}
-		if ok && !haveSkew {
-			skew, haveSkew = lineSkew, true
+	err := c.rewriteLines(pj, p.lines, func(out *lineOut) error {
+		if out.timed && !haveSkew {
+			skew, haveSkew = out.skew, true
 		}
 		body = protowire.AppendTag(body, fPlaneLines, protowire.BytesType)
-		body = protowire.AppendBytes(body, line)
+		body = protowire.AppendBytes(body, out.line)
+		out.mergeInto(t.ns)
+		if c.json != nil {
+			if err := c.json.raw(out.json); err != nil {
+				return err
+			}
+		}
+		if c.o.PrintEvents != nil {
+			if _, err := c.o.PrintEvents.Write(out.print); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	body = append(body, p.copied...)
 	nodeID := p.addStat(statNodeID, &newStats)
 	hostID := p.addStat(statHostname, &newStats)
 	skewID := p.addStat(statClockSkew, &newStats)
+	var baseID int64
+	if c.timeBase != 0 {
+		baseID = p.addStat(xspace.StatTimeBase, &newStats)
+	}
 	for _, a := range newStats {
 		var v []byte
 		v = protowire.AppendTag(v, fMetaID, protowire.VarintType)
@@ -106,6 +131,9 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 	body = appendStat(body, fPlaneStats, nodeID, fStatInt, uint64(node), "")
 	body = appendStat(body, fPlaneStats, hostID, fStatStr, 0, hostname)
 	body = appendStat(body, fPlaneStats, skewID, fStatInt, uint64(skew/1000), "")
+	if c.timeBase != 0 {
+		body = appendStat(body, fPlaneStats, baseID, fStatInt, uint64(c.timeBase), "")
+	}
 	body = append(body, p.extra...)
 	t.body = body
 	return c.space.field(fSpacePlanes, body)
@@ -151,22 +179,23 @@ func eventStat(b []byte, p *wirePlane, id int64) (string, bool) {
 	return "", false
 }
 
-// rewriteLine aligns one line's timed events and returns the new line
-// message (valid until the next call), the correction at its first timed
-// event (ps), and whether it had one. The events keep their order by raw
-// start (a later event whose aligned start would come earlier starts with
-// its predecessor instead, and is counted), the line is re-based on its
-// earliest aligned event, and every timed event gets a
+// rewriteLine aligns one line's timed events into out: the new line
+// message, its JSON text and printed events, the correction at its first
+// timed event (ps) and the line's figures. The events keep their order by
+// raw start (a later event whose aligned start would come earlier starts
+// with its predecessor instead, and is counted), the line is re-based on
+// its earliest aligned event, and every timed event gets a
 // clock_uncertainty_ns stat.
-func (t *transcoder) rewriteLine(c *combiner, p *wirePlane, b []byte, path, plane string, uncID, hloID int64, collectives bool, pid int64, node int) ([]byte, int64, bool, error) {
+func (t *transcoder) rewriteLine(pj *planeJob, b []byte, out *lineOut) error {
+	p := pj.p
 	var ts, lineID, displayID int64
-	var lineName, displayName string
-	var others []byte
+	var lineName, displayName []byte
+	others := t.others[:0]
 	t.evs = t.evs[:0]
 	for len(b) > 0 {
 		f, rest, err := next(b)
 		if err != nil {
-			return nil, 0, false, err
+			return err
 		}
 		b = rest
 		switch f.num {
@@ -175,7 +204,7 @@ func (t *transcoder) rewriteLine(c *combiner, p *wirePlane, b []byte, path, plan
 		case fLineEvents:
 			e, err := parseEvent(f.data)
 			if err != nil {
-				return nil, 0, false, err
+				return err
 			}
 			t.evs = append(t.evs, e)
 		default:
@@ -185,18 +214,18 @@ func (t *transcoder) rewriteLine(c *combiner, p *wirePlane, b []byte, path, plan
 			case 10:
 				displayID = int64(f.v)
 			case 2:
-				lineName = string(f.data)
+				lineName = f.data
 			case 11:
-				displayName = string(f.data)
+				displayName = f.data
 			}
 			others = append(others, f.raw...)
 		}
 	}
+	t.others = others
 	if ts > maxLineNs || ts < -maxLineNs {
-		return nil, 0, false, fmt.Errorf("combine: %s: plane %s line %d: timestamp_ns %d is beyond ±%d ns, too far from zero for picosecond times (are they Unix-epoch ns? XSpace timestamps are relative to the profile's start)",
-			path, p.name, lineID, ts, int64(maxLineNs))
+		return fmt.Errorf("combine: %s: plane %s line %d: timestamp_ns %d is beyond ±%d ns, too far from zero for picosecond times (are they Unix-epoch ns? XSpace timestamps are relative to the profile's start)",
+			pj.path, p.name, lineID, ts, int64(maxLineNs))
 	}
-	ns := t.ns
 	t.order = t.order[:0]
 	for i := range t.evs {
 		if t.evs[i].timed {
@@ -204,94 +233,94 @@ func (t *transcoder) rewriteLine(c *combiner, p *wirePlane, b []byte, path, plan
 		}
 	}
 	slices.SortStableFunc(t.order, func(a, b int) int { return cmp.Compare(t.evs[a].offset, t.evs[b].offset) })
+	al := t.aligner(pj.ns, out)
 	base := ts * 1000
 	prev, lineMin := int64(math.MinInt64), int64(math.MaxInt64)
-	var skew int64
 	for k, i := range t.order {
 		e := &t.evs[i]
 		raw := base + e.offset
-		start, s1 := ns.alignPs(raw)
-		end, s2 := ns.alignPs(raw + e.dur)
+		start, s1 := al.alignPs(raw)
+		end, s2 := al.alignPs(raw + e.dur)
 		if start < prev {
 			start = prev
-			ns.md.MonotonicityFixes++
+			out.fixes++
 		}
 		prev = start
 		e.start, e.newDur, e.sigma = start, max(0, end-start), max(s1, s2)
-		ns.sigmas = append(ns.sigmas, e.sigma)
+		out.sigmas = append(out.sigmas, e.sigma)
 		lineMin = min(lineMin, start)
+		raw += al.shift * 1000 // from the output's base
 		corr := start - raw
-		ns.md.MaxCorrectionNS = max(ns.md.MaxCorrectionNS, abs(corr)/1000)
+		out.maxCorr = max(out.maxCorr, abs(corr)/1000)
 		if k == 0 {
-			skew = corr
+			out.skew = corr
 		}
-		if !ns.haveFirst || raw < ns.firstRaw {
-			ns.firstRaw, ns.firstCorr, ns.haveFirst = raw, corr, true
+		if !out.haveFirst || raw < out.firstRaw {
+			out.firstRaw, out.firstCorr, out.haveFirst = raw, corr, true
 		}
-		ns.md.Events++
+		out.events++
 	}
 	newTs := ts
 	if len(t.order) > 0 {
 		newTs = floorDiv(lineMin, 1000)
+		if newTs > maxLineNs || newTs < -maxLineNs {
+			return fmt.Errorf("combine: %s: plane %s line %d: aligned, its events lie %d ns from the combined trace's time base, beyond the ±%d ns of picosecond times (are the inputs on unrelated clocks?)",
+				pj.path, p.name, lineID, newTs, int64(maxLineNs))
+		}
 	}
-	out := t.line[:0]
-	out = append(out, others...)
+	line := append(out.line[:0], others...)
 	if newTs != 0 {
-		out = protowire.AppendTag(out, fLineTimestamp, protowire.VarintType)
-		out = protowire.AppendVarint(out, uint64(newTs))
+		line = protowire.AppendTag(line, fLineTimestamp, protowire.VarintType)
+		line = protowire.AppendVarint(line, uint64(newTs))
 	}
 	tid := displayID
 	if tid == 0 {
 		tid = lineID
 	}
-	if c.json != nil {
+	if pj.json {
 		n := displayName
-		if n == "" {
+		if len(n) == 0 {
 			n = lineName
 		}
-		if err := c.json.thread(pid, tid, n); err != nil {
-			return nil, 0, false, err
-		}
+		out.json = appendThreadJSON(append(out.json, ',', '\n'), pj.pid, tid, n)
 	}
 	nb := newTs * 1000
 	for i := range t.evs {
 		e := &t.evs[i]
 		if !e.timed {
-			out = protowire.AppendTag(out, fLineEvents, protowire.BytesType)
-			out = protowire.AppendBytes(out, e.raw)
+			line = protowire.AppendTag(line, fLineEvents, protowire.BytesType)
+			line = protowire.AppendBytes(line, e.raw)
 			continue
 		}
 		m := p.meta[e.meta]
-		wantHlo := collectives && m != nil && m.collective
-		ev, hlo, hasHlo, err := t.rewriteEvent(p, e, e.start-nb, uncID, hloID, wantHlo)
+		wantHlo := pj.collectives && m != nil && m.collective
+		ev, hlo, hasHlo, err := t.rewriteEvent(p, e, e.start-nb, pj.uncID, pj.hloID, wantHlo)
 		if err != nil {
-			return nil, 0, false, err
+			return err
 		}
-		out = protowire.AppendTag(out, fLineEvents, protowire.BytesType)
-		out = protowire.AppendBytes(out, ev)
+		line = protowire.AppendTag(line, fLineEvents, protowire.BytesType)
+		line = protowire.AppendBytes(line, ev)
 		if wantHlo {
 			if !hasHlo && m.hasHlo {
 				hlo, hasHlo = m.hloOp, true
 			}
 			if hasHlo {
-				ns.ops = append(ns.ops, validate.Op{Key: hlo, StartNs: e.start / 1000, EndNs: (e.start + e.newDur) / 1000})
+				out.ops = append(out.ops, validate.Op{Key: hlo, StartNs: e.start / 1000, EndNs: (e.start + e.newDur) / 1000})
 			}
 		}
-		if c.json != nil {
-			if err := t.eventJSON(c, p, e, m, pid, tid); err != nil {
-				return nil, 0, false, err
-			}
+		if pj.json {
+			out.json = t.eventJSON(append(out.json, ',', '\n'), p, e, m, pj.pid, tid)
 		}
-		if c.o.PrintEvents != nil {
+		if pj.print {
 			name := ""
 			if m != nil {
 				name = m.name
 			}
-			fmt.Fprintf(c.o.PrintEvents, "node %d %s line %d %s start %d ps dur %d ps\n", node, plane, lineID, name, e.start, e.newDur)
+			out.print = fmt.Appendf(out.print, "node %d %s line %d %s start %d ps dur %d ps\n", pj.node, pj.name, lineID, name, e.start, e.newDur)
 		}
 	}
-	t.line = out
-	return out, skew, len(t.order) > 0, nil
+	out.line, out.timed = line, len(t.order) > 0
+	return nil
 }
 
 // parseEvent reads the fields of an event the combiner rewrites. When the
@@ -370,44 +399,115 @@ func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, hlo
 	return out, hlo, hasHlo, nil
 }
 
-// eventJSON exports one event: its metadata's stats, then its own, then
-// its uncertainty, as args.
-func (t *transcoder) eventJSON(c *combiner, p *wirePlane, e *wireEvent, m *wireMeta, pid, tid int64) error {
-	t.args = t.args[:0]
-	name := ""
+// eventJSON appends one event's JSON to b: its metadata's stats, then its
+// own, then its uncertainty, as args (the metadata's name and stats
+// rendered once per plane, by prepareJSON).
+func (t *transcoder) eventJSON(b []byte, p *wirePlane, e *wireEvent, m *wireMeta, pid, tid int64) []byte {
+	args := t.jargs[:0]
+	name := jsonEmpty
 	if m != nil {
-		name = m.display
-		if name == "" {
-			name = m.name
-		}
-		t.args = t.appendArgs(p, m.stats, fMetaStats)
+		name = m.jsonName
+		args = append(args, m.jsonArgs...)
 	}
-	t.args = t.appendArgs(p, e.raw, fEventStats)
-	t.args = append(t.args, arg{key: statUncertainty, value: strconv.FormatUint(uint64(math.Ceil(e.sigma)), 10)})
-	return c.json.slice(pid, tid, name, e.start, e.newDur, t.args)
+	stats := e.raw
+	if e.tailOK {
+		stats = e.tail
+	}
+	args = p.appendArgsJSON(args, stats, fEventStats)
+	args = append(args, `"`+statUncertainty+`":"`...)
+	args = strconv.AppendUint(args, uint64(math.Ceil(e.sigma)), 10)
+	args = append(args, '"')
+	t.jargs = args
+	return appendSliceJSON(b, pid, tid, name, e.start, e.newDur, args)
 }
 
-// appendArgs renders the stats (fields num) of a message.
-func (t *transcoder) appendArgs(p *wirePlane, b []byte, num protowire.Number) []arg {
-	args := t.args
-	for len(b) > 0 {
-		f, rest, err := next(b)
-		if err != nil {
-			return args
+// prepareJSON renders the plane's metadata names and stats and its stat
+// names as JSON once, before its lines are exported in parallel.
+func (p *wirePlane) prepareJSON() {
+	p.jsonKeys = make(map[int64][]byte, len(p.stats))
+	for id, name := range p.stats {
+		p.jsonKeys[id] = appendString(nil, name)
+	}
+	for _, m := range p.meta {
+		n := m.display
+		if n == "" {
+			n = m.name
 		}
-		b = rest
+		m.jsonName = appendString(nil, n)
+		m.jsonArgs = p.appendArgsJSON(nil, m.stats, fMetaStats)
+	}
+}
+
+// jsonEmpty is "" as a JSON string.
+var jsonEmpty = []byte(`""`)
+
+// appendArgsJSON renders the stats (fields num) of a message as JSON
+// members `"key":"value",` (each followed by a comma), as xspace.StatString
+// renders the values.
+func (p *wirePlane) appendArgsJSON(b, msg []byte, num protowire.Number) []byte {
+	for len(msg) > 0 {
+		f, rest, err := next(msg)
+		if err != nil {
+			return b
+		}
+		msg = rest
 		if f.num != num || f.typ != protowire.BytesType {
 			continue
 		}
-		id, v, ok := statValue(f.data, p)
-		if !ok {
-			continue
-		}
-		key, known := p.stats[id]
-		if !known {
-			key = strconv.FormatInt(id, 10)
-		}
-		args = append(args, arg{key: key, value: v})
+		b = p.appendStatJSON(b, f.data)
 	}
-	return args
+	return b
+}
+
+// appendStatJSON renders one XStat as `"key":"value",`.
+func (p *wirePlane) appendStatJSON(b, st []byte) []byte {
+	var id int64
+	var val field
+	for m := st; len(m) > 0; {
+		f, rest, err := next(m)
+		if err != nil {
+			return b // statValue refuses it too: no arg
+		}
+		m = rest
+		switch f.num {
+		case fStatMeta:
+			id = int64(f.v)
+		case fStatDouble, fStatUint, fStatInt, fStatStr, fStatRef, fStatBytes, fStatZStr:
+			val = f
+		}
+	}
+	b = p.keyJSON(b, id)
+	b = append(b, ':')
+	switch val.num {
+	case 0:
+		b = append(b, jsonEmpty...)
+	case fStatUint:
+		b = append(b, '"')
+		b = strconv.AppendUint(b, val.v, 10)
+		b = append(b, '"')
+	case fStatInt:
+		b = append(b, '"')
+		b = strconv.AppendInt(b, int64(val.v), 10)
+		b = append(b, '"')
+	case fStatDouble:
+		b = append(b, '"')
+		b = strconv.AppendFloat(b, protowireFloat(val.v), 'g', -1, 64)
+		b = append(b, '"')
+	case fStatStr:
+		b = appendString(b, val.data)
+	default: // rare kinds: as statValue renders them
+		_, v, _ := statValue(st, p)
+		b = appendString(b, v)
+	}
+	return append(b, ',')
+}
+
+// keyJSON is the JSON string of the name of stat metadata id, from
+// prepareJSON's table; an id the plane has no metadata for is named by its
+// decimal (appended to the scratch key, as lines run in parallel).
+func (p *wirePlane) keyJSON(b []byte, id int64) []byte {
+	if k, ok := p.jsonKeys[id]; ok {
+		return append(b, k...)
+	}
+	return appendString(b, strconv.FormatInt(id, 10))
 }

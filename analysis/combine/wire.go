@@ -75,6 +75,26 @@ type field struct {
 
 // next parses the first field of b and returns it and the rest of b.
 func next(b []byte) (field, []byte, error) {
+	// Fast path: a one-byte tag (field numbers 1–15) of a varint or a
+	// length-delimited field, each value parsed once.
+	if len(b) > 1 && b[0] >= 8 && b[0] < 0x80 {
+		num, typ := protowire.Number(b[0]>>3), protowire.Type(b[0]&7)
+		switch typ {
+		case protowire.VarintType:
+			v, n := protowire.ConsumeVarint(b[1:])
+			if n < 0 {
+				return field{}, nil, errWire
+			}
+			return field{num: num, typ: typ, raw: b[:1+n], v: v}, b[1+n:], nil
+		case protowire.BytesType:
+			l, n := protowire.ConsumeVarint(b[1:])
+			if n < 0 || l > uint64(len(b)-1-n) {
+				return field{}, nil, errWire
+			}
+			end := 1 + n + int(l)
+			return field{num: num, typ: typ, raw: b[:end], data: b[1+n : end]}, b[end:], nil
+		}
+	}
 	num, typ, n := protowire.ConsumeTag(b)
 	if n < 0 {
 		return field{}, nil, errWire
@@ -103,6 +123,9 @@ type wireMeta struct {
 	hloOp         string // an hlo_op stat of the metadata
 	hasHlo        bool
 	stats         []byte // its stats, concatenated XStat fields, for the JSON export
+	// jsonName and jsonArgs are its name as a JSON string and its stats as
+	// JSON members, once the JSON export has rendered them.
+	jsonName, jsonArgs []byte
 }
 
 // wirePlane is one input plane, parsed.
@@ -116,6 +139,9 @@ type wirePlane struct {
 	copied []byte           // metadata map entries and plane stats, as they were (fields 4, 5, 6)
 	extra  []byte           // unknown fields
 	pstats [][]byte         // the plane's own stats (field 6 payloads)
+	base   int64            // its time_base_ns stat (0 when it has none), dropped from copied and pstats
+	// jsonKeys caches the stat names as JSON strings, for the export.
+	jsonKeys map[int64][]byte
 }
 
 func parsePlane(b []byte) (*wirePlane, error) {
@@ -152,6 +178,9 @@ func parsePlane(b []byte) (*wirePlane, error) {
 			p.extra = append(p.extra, f.raw...)
 		}
 	}
+	if err := p.takeBase(); err != nil {
+		return nil, err
+	}
 	hloID, hasHlo := p.statID(statHloOp)
 	for _, e := range evMeta {
 		id, m, err := parseEventMeta(e, p, hloID, hasHlo)
@@ -161,6 +190,41 @@ func parsePlane(b []byte) (*wirePlane, error) {
 		p.meta[id] = m
 	}
 	return p, nil
+}
+
+// takeBase reads the plane's time_base_ns stat (xspace.StatTimeBase) into
+// p.base and drops it from the stats copied: the combiner writes the
+// combined trace's own.
+func (p *wirePlane) takeBase() error {
+	id, ok := p.statID(xspace.StatTimeBase)
+	if !ok {
+		return nil
+	}
+	keep := p.pstats[:0]
+	for _, st := range p.pstats {
+		if sid, v, ok := statValue(st, p); ok && sid == id {
+			p.base, _ = strconv.ParseInt(v, 10, 64)
+			continue
+		}
+		keep = append(keep, st)
+	}
+	p.pstats = keep
+	var copied []byte
+	for b := p.copied; len(b) > 0; {
+		f, rest, err := next(b)
+		if err != nil {
+			return err
+		}
+		b = rest
+		if f.num == fPlaneStats {
+			if sid, _, ok := statValue(f.data, p); ok && sid == id {
+				continue
+			}
+		}
+		copied = append(copied, f.raw...)
+	}
+	p.copied = copied
+	return nil
 }
 
 // statID finds the stat metadata named name (the smallest id on ties).

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chronosync/chronosync/trace/kineto"
 	"github.com/chronosync/chronosync/trace/xspace"
 )
 
@@ -30,6 +31,29 @@ func TestWireMatchesProto(t *testing.T) {
 		{"synthetic, no correction", func(t *testing.T, dir string) ([]Input, Options) {
 			in, offs := writeSynth(t, dir, synthClocks, 10)
 			return in, Options{Offsets: offs, NoCorrection: true, Validate: true}
+		}},
+		{"real Kineto ranks", func(t *testing.T, dir string) ([]Input, Options) {
+			in, _ := kinetoRanks(t)
+			return in, Options{Validate: true}
+		}},
+		{"real Kineto and its XSpace", func(t *testing.T, dir string) ([]Input, Options) {
+			in, _ := kinetoRanks(t)
+			tr, err := kineto.ReadWith(in[1].Trace, kineto.DecodeOptions{Raw: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			space, err := kineto.ToXSpace(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in[1].Trace = filepath.Join(dir, "node1.xplane.pb")
+			if err := xspace.Write(in[1].Trace, space); err != nil {
+				t.Fatal(err)
+			}
+			return in, Options{Validate: true, PlanePrefix: "/pt"}
+		}},
+		{"real ROCm Kineto", func(t *testing.T, dir string) ([]Input, Options) {
+			return []Input{{Node: 2, Trace: filepath.Join(real, "mi250_minitoy_train_ROCm6_2_kineto.json.gz")}}, Options{Validate: true}
 		}},
 		{"real XSpaces", func(t *testing.T, dir string) ([]Input, Options) {
 			return []Input{{Node: 0, Trace: filepath.Join(real, "gpu_worker.xplane.pb")}, {Node: 1, Trace: filepath.Join(real, "tpu_inference_2.xplane.pb")}},

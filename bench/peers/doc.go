@@ -10,6 +10,11 @@
 // with its configuration, logs and sockets in a directory of the caller's, so
 // nothing of the host's own chrony or linuxptp setup is read or touched.
 // Starting daemons needs root.
+//
+// Compare runs chronosync (on the real backend) and each daemon pair on the
+// same scenario's namespaces and links, and tabulates the percentiles of
+// their |offset error| (Table: WriteText, WriteCSV, WritePlot); `chronosync
+// peers` is its command. The daemons run between nodes 0 and 1 only.
 package peers
 
 import "time"

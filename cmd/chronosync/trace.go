@@ -33,7 +33,12 @@ func newCombineCmd() *cobra.Command {
 		Long: `Align per-node XSpace traces (node<i>.xplane.pb, stamped on each node's
 tracer clock) onto one timeline: tracer clock to host clock by the node's
 snapshot pairs (--snapshots), host clock to global time by GraphCalc's
-offsets.jsonl or a legacy midpoint file (--offsets). Planes are renamed so
+offsets.jsonl or a legacy midpoint file (--offsets). A trace may also be a
+PyTorch profiler (Kineto) trace (*.json, *.json.gz, e.g. *.pt.trace.json.gz):
+it is converted to XSpace planes (/host:CPU, one line per thread;
+/device:GPU:<n>, one line per stream), is on the host clock already (no
+snapshot file; give "" in --snapshots for it when others have one), and the
+combined trace then counts its times from a Unix time base (time_base_ns). Planes are renamed so
 that every node shows as its own devices (node 0's /host:CPU kept; other
 nodes' host planes become /device:GPU:<10000·node>, GPU planes
 /device:GPU:<node·64+local>) and merged into --output (combined.xplane.pb),
@@ -41,7 +46,9 @@ nodes' host planes become /device:GPU:<10000·node>, GPU planes
 <base>.metadata.json. Every output is written atomically.
 
 A trace's node id is taken from its file name (node<i>.xplane.pb) or else
-its position in --traces; --snapshots, when given, pairs with --traces in
+its position in --traces; a Kineto trace's from its distributedInfo.rank,
+else its file name (node<i>.json[.gz], node<i>.pt.trace.json[.gz]), else it
+is an error; --snapshots, when given, pairs with --traces in
 order. --run_dir with --auto_discover finds node<i>.xplane.pb,
 node<i>.snapshots.pb and offsets.jsonl there.`,
 		Args: cobra.NoArgs,
@@ -67,10 +74,11 @@ node<i>.snapshots.pb and offsets.jsonl there.`,
 					return fmt.Errorf("%d --snapshots for %d --traces: give one per trace, in the same order", len(snapshots), len(traces))
 				}
 				for i, t := range traces {
-					in := combine.Input{Node: i, Trace: t}
-					if n, ok := combine.NodeOf(t); ok {
-						in.Node = n
+					n, err := combine.NodeOfTrace(t, i)
+					if err != nil {
+						return err
 					}
+					in := combine.Input{Node: n, Trace: t}
 					if len(snapshots) > 0 {
 						in.Snapshots = snapshots[i]
 					}
@@ -111,7 +119,7 @@ node<i>.snapshots.pb and offsets.jsonl there.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&traces, "traces", nil, "per-node XSpace files (repeat or comma-separate)")
+	f.StringSliceVar(&traces, "traces", nil, "per-node XSpace or Kineto files (repeat or comma-separate)")
 	f.StringSliceVar(&snapshots, "snapshots", nil, "per-node snapshot files, in the order of --traces")
 	f.StringVar(&offsetsPath, "offsets", "", "GraphCalc offsets.jsonl, or a legacy midpoint file")
 	f.StringVar(&runDir, "run_dir", "", "run directory (with --auto_discover; default place of the outputs)")

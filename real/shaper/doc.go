@@ -70,16 +70,20 @@
 //
 // Measured on the 2-core VM this was written on (TestMeasuredUnderLoad,
 // a 50 µs ± 5 µs link, a datagram every 0.5 ms) with a CPU hog process
-// on every core, |measured - modelled| one-way delay was about 10 µs at
-// the median and 25 to 40 µs at the 99th percentile, and the release
-// lateness 0.3 to 0.5 µs at the median and 7 to 12 µs at the 99th; the
-// same without SCHED_FIFO was 1 ms at the median and 5 to 170 ms at the
-// 99th, and the former design (a reader goroutine per port dating frames
-// by a clock read, a SCHED_OTHER scheduler) 1.1 to 1.8 ms and 7 to
-// 26 ms. A quiet machine is, oddly, no better: an idle vCPU halts, and
-// waking it for a frame takes the host tens to hundreds of µs at times.
-// No design helps against CPU steal, which stalls the whole VM for
-// milliseconds now and then. A copy due at once (a link without delay)
+// on every core, |measured - modelled| one-way delay was 6 to 15 µs at
+// the median and 26 to 65 µs at the 99th percentile over 9 runs, and the
+// release lateness 0.3 to 0.6 µs at the median and 6 to 42 µs at the
+// 99th; the same code without SCHED_FIFO gave 1 ms at the median and 5 to
+// 170 ms at the 99th, and the former design (a reader goroutine per port
+// dating frames by a clock read, a SCHED_OTHER scheduler) 1.1 to 1.8 ms
+// and 5 to 26 ms. A quiet machine is, oddly, no better and noisier (p99
+// from 24 µs to a few ms): an idle vCPU halts, and waking it for a frame
+// takes the host tens of µs to milliseconds at times. Nothing here helps
+// against CPU steal, which stalls the whole VM for milliseconds now and
+// then, nor against the Go scheduler: the thread needs one of the
+// process's GOMAXPROCS Ps to run Go code, and when it wakes to find its P
+// taken and every P busy with CPU-bound goroutines it waits until one of
+// them yields (up to 10 ms). A copy due at once (a link without delay)
 // goes out when the thread has woken and read its frame, typically 5 to
 // 10 µs after it arrived.
 package shaper

@@ -42,8 +42,36 @@ func Decode(r io.Reader, name string) (*Trace, error) {
 // true (all of them when keep is nil); the others are decoded, checked and
 // dropped, so memory is bounded by the kept events.
 func DecodeFilter(r io.Reader, name string, keep func(Event) bool) (*Trace, error) {
+	return DecodeWith(r, name, DecodeOptions{Keep: keep})
+}
+
+// DecodeOptions configure [DecodeWith] and [ReadWith].
+type DecodeOptions struct {
+	// Keep, when not nil, keeps only the events for which it returns true;
+	// the others are decoded, checked and dropped, so memory is bounded by
+	// the kept events.
+	Keep func(Event) bool
+	// Raw keeps every kept event's JSON text in Event.Raw, for a lossless
+	// conversion (see [ToXSpace]): its args in their order and with their
+	// JSON types, and the members Event has no field for ("id", "bp", "s",
+	// ...).
+	Raw bool
+}
+
+// ReadWith is [Read] with options.
+func ReadWith(path string, o DecodeOptions) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	return DecodeWith(f, path, o)
+}
+
+// DecodeWith is [Decode] with options.
+func DecodeWith(r io.Reader, name string, o DecodeOptions) (*Trace, error) {
 	br := bufio.NewReader(r)
-	d := &decoder{name: name, keep: keep, intern: map[string]string{}}
+	d := &decoder{name: name, keep: o.Keep, raw: o.Raw, intern: map[string]string{}}
 	var src io.Reader = br
 	magic, err := br.Peek(2)
 	switch {
@@ -87,7 +115,8 @@ type decoder struct {
 	name   string
 	gzip   bool
 	keep   func(Event) bool
-	raw    json.RawMessage   // the last value read, reused
+	raw    bool              // keep events' JSON text (DecodeOptions.Raw)
+	val    json.RawMessage   // the last value read, reused
 	intern map[string]string // phases, categories, ids, names, arg keys
 	buf    bytes.Buffer      // for compacting nested args
 }
@@ -194,12 +223,12 @@ func (d *decoder) tokenStart(tok json.Token) int64 {
 	return d.dec.InputOffset() - int64(n)
 }
 
-// value reads the next value into d.raw and returns its start offset.
+// value reads the next value into d.val and returns its start offset.
 func (d *decoder) value(p path) (int64, error) {
-	if err := d.dec.Decode(&d.raw); err != nil {
+	if err := d.dec.Decode(&d.val); err != nil {
 		return 0, d.fail(p, err)
 	}
-	return d.dec.InputOffset() - int64(len(d.raw)), nil
+	return d.dec.InputOffset() - int64(len(d.val)), nil
 }
 
 // document reads the top-level value and checks that nothing follows it.
@@ -261,10 +290,10 @@ func (d *decoder) object(t *Trace) error {
 			if err != nil {
 				return err
 			}
-			if string(d.raw) == "null" {
+			if string(d.val) == "null" {
 				break
 			}
-			v, err := integer(d.raw)
+			v, err := integer(d.val)
 			if err != nil {
 				return d.failAt(off, p, "%v", err)
 			}
@@ -291,14 +320,14 @@ func (d *decoder) distributedInfo(t *Trace) error {
 	if err != nil {
 		return err
 	}
-	switch d.raw[0] {
+	switch d.val[0] {
 	case 'n': // null
 		return nil
 	case '{':
 	default:
-		return d.failAt(start, p, "want an object, got %s", describe(d.raw))
+		return d.failAt(start, p, "want an object, got %s", describe(d.val))
 	}
-	for m := newMembers(d.raw); ; {
+	for m := newMembers(d.val); ; {
 		key, val, off, ok := m.next()
 		if !ok {
 			return nil
@@ -332,6 +361,9 @@ func (d *decoder) events(t *Trace) error {
 			return err
 		}
 		if d.keep == nil || d.keep(ev) {
+			if d.raw {
+				ev.Raw = bytes.Clone(d.val)
+			}
 			t.Events = append(t.Events, ev)
 		}
 	}
@@ -345,10 +377,10 @@ func (d *decoder) event(i int, ev *Event) error {
 	if err != nil {
 		return err
 	}
-	if d.raw[0] != '{' {
-		return d.failAt(start, path{event: i}, "want an object, got %s", describe(d.raw))
+	if d.val[0] != '{' {
+		return d.failAt(start, path{event: i}, "want an object, got %s", describe(d.val))
 	}
-	for m := newMembers(d.raw); ; {
+	for m := newMembers(d.val); ; {
 		key, val, off, ok := m.next()
 		if !ok {
 			return nil

@@ -13,6 +13,12 @@
 // Decoding streams: the top-level object is read token by token and
 // traceEvents one element at a time, so memory is bounded by the events kept,
 // not by the size of the file.
+//
+// [ToXSpace] converts a trace (read with DecodeOptions.Raw, to keep every
+// arg's type and order) into XSpace planes: a /host:CPU plane with a line per
+// thread, a /device:GPU:<n> plane per GPU with a line per stream, every event
+// with its args as XLA-style stats, and times counted from a Unix time base
+// (the time_base_ns plane stat) so that they fit XSpace's picoseconds.
 package kineto
 
 import (
@@ -63,6 +69,9 @@ type Event struct {
 	// JSON text (42, 0.148, true, null), arrays and objects as compact JSON.
 	// Nil when the event has no args (or null).
 	Args map[string]string
+	// Raw is the event's JSON text as in the file, only when decoded with
+	// DecodeOptions.Raw (nil otherwise).
+	Raw []byte
 }
 
 // UnixNs returns the Unix time, in ns on the traced host's clock, of a

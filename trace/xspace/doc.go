@@ -7,5 +7,7 @@
 // [ErrCorrupt]). [Write] and [WriteFile] replace a file atomically, so that
 // a reader never sees half a trace. [PlaneBuilder] builds an XPlane
 // deterministically, for the simulator and the combiner; [StartPs], [EndPs],
-// [StatByName] and [StatString] read events and stats.
+// [StatByName] and [StatString] read events and stats; [TimeBase] reads a
+// plane's time base ([StatTimeBase]), for planes whose times count from a
+// Unix time rather than from 0.
 package xspace

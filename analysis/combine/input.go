@@ -1,0 +1,129 @@
+package combine
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/chronosync/chronosync/trace/kineto"
+)
+
+// Inputs are XSpace files or PyTorch profiler (Kineto) traces. A Kineto
+// trace is converted to XSpace planes (kineto.ToXSpace) and then combined
+// as an XSpace is. Its timestamps are on the host clock already (R = S), so
+// it takes no snapshot file; its planes count their times from a time base
+// (time_base_ns), since Unix-epoch times do not fit XSpace's picoseconds.
+
+// Formats of an input, as NodeMetadata.Format records them.
+const (
+	formatXSpace = ""
+	formatKineto = "kineto"
+)
+
+// kinetoClock is NodeMetadata.TracerClock for a Kineto input.
+const kinetoClock = "host: Kineto timestamps are on the host clock (R = S), so no snapshot pairs are needed"
+
+// nodeName matches the node<i> file names NodeOf reads.
+var nodeName = regexp.MustCompile(`^node(\d+)\.(?:xplane\.pb|json|json\.gz|pt\.trace\.json|pt\.trace\.json\.gz)$`)
+
+// IsKineto reports whether path is a Kineto trace rather than an XSpace:
+// by its name (*.json, *.json.gz) or, for other names than *.pb and
+// *.xspace, by its first bytes (gzip's magic, or a JSON object or array).
+func IsKineto(path string) bool {
+	base := strings.ToLower(filepath.Base(path))
+	switch {
+	case strings.HasSuffix(base, ".json"), strings.HasSuffix(base, ".json.gz"):
+		return true
+	case strings.HasSuffix(base, ".pb"), strings.HasSuffix(base, ".xspace"):
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false // read as an XSpace, which reports the error
+	}
+	defer f.Close()
+	head, _ := bufio.NewReader(f).Peek(512)
+	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+		return true
+	}
+	s := strings.TrimLeft(string(head), " \t\r\n")
+	return strings.HasPrefix(s, "{") || strings.HasPrefix(s, "[")
+}
+
+// NodeOfTrace returns the node id of the trace at path, the input at
+// position pos of a list. For an XSpace: the id of its node<i> file name
+// (NodeOf), else pos. For a Kineto trace: its distributedInfo.rank, else
+// the id of its file name, else an error naming the file; reading the rank
+// reads (and checks) the whole trace, keeping no event.
+func NodeOfTrace(path string, pos int) (int, error) {
+	if !IsKineto(path) {
+		if n, ok := NodeOf(path); ok {
+			return n, nil
+		}
+		return pos, nil
+	}
+	t, err := kineto.ReadWith(path, kineto.DecodeOptions{Keep: func(kineto.Event) bool { return false }})
+	if err != nil {
+		return 0, fmt.Errorf("combine: %w", err)
+	}
+	if t.Rank >= 0 {
+		return t.Rank, nil
+	}
+	if n, ok := NodeOf(path); ok {
+		return n, nil
+	}
+	return 0, fmt.Errorf("combine: %s: cannot tell its node: the Kineto trace has no distributedInfo.rank and its name is not node<i>.json[.gz] or node<i>.pt.trace.json[.gz]", path)
+}
+
+// readSpace returns the node's trace as XSpace bytes: the file, or the
+// Kineto trace converted.
+func (c *combiner) readSpace(in Input, md *NodeMetadata) ([]byte, error) {
+	if !IsKineto(in.Trace) {
+		data, err := os.ReadFile(in.Trace)
+		if err != nil {
+			return nil, fmt.Errorf("combine: read %s: %w", in.Trace, err)
+		}
+		return data, nil
+	}
+	if in.Snapshots != "" {
+		return nil, fmt.Errorf("combine: %s is a Kineto trace, stamped on the host clock: it takes no snapshot file, but %s was given", in.Trace, in.Snapshots)
+	}
+	t, err := kineto.ReadWith(in.Trace, kineto.DecodeOptions{Raw: true})
+	if err != nil {
+		return nil, fmt.Errorf("combine: %w", err) // names the file
+	}
+	if t.Rank >= 0 && t.Rank != in.Node {
+		return nil, fmt.Errorf("combine: node id mismatch: %s is rank %d, given as node %d", in.Trace, t.Rank, in.Node)
+	}
+	space, err := kineto.ToXSpace(t)
+	if err != nil {
+		return nil, fmt.Errorf("combine: %w", err)
+	}
+	md.Format, md.TracerClock = formatKineto, kinetoClock
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(space)
+	if err != nil {
+		return nil, fmt.Errorf("combine: %s: marshal its XSpace: %w", in.Trace, err)
+	}
+	return b, nil
+}
+
+// setBase sets the time bases of a plane whose times count from base: the
+// first plane combined sets the combined trace's; a later plane must lie
+// within reach of picosecond times of it.
+func (c *combiner) setBase(ns *nodeState, path, plane string, base int64) error {
+	if !c.baseSet {
+		c.timeBase, c.baseSet, c.baseFrom = base, true, path
+		c.md.TimeBaseNS = base
+	}
+	if d := base - c.timeBase; d > maxLineNs || d < -maxLineNs {
+		return fmt.Errorf("combine: %s: plane %s counts its times from %d ns (its time_base_ns; 0 without one), too far from the combined trace's time base %d ns (from %s) for picosecond times: are they on unrelated clocks? (a Kineto trace's times are Unix time; an XSpace without time_base_ns counts from 0)",
+			path, plane, base, c.timeBase, c.baseFrom)
+	}
+	ns.setBase(base, c.timeBase)
+	return nil
+}
