@@ -20,9 +20,15 @@ run: build
 ## the acceptance runs, every benchmark once (what CI runs)
 test: lint proto-check bench-smoke unit accept
 
+# The packages that measure real-time behaviour (the shaper's delays, the
+# reference daemons' accuracy) run after the others, one at a time, so that
+# the parallel test binaries do not take the CPU they measure.
+REALTIME_PKGS := ./real/shaper/ ./bench/peers/
+
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /real/shaper -e /bench/peers)
 	$(GO) test -race -count=1 -tags rocm ./real/rocm/
+	$(GO) test -count=1 -p 1 $(REALTIME_PKGS)
 
 ## accept: the whole-scenario acceptance runs and property tests, which are
 ## built only without -race (files tagged !race)

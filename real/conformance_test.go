@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chronosync/chronosync/real"
+	"github.com/chronosync/chronosync/real/netlab"
 	"github.com/chronosync/chronosync/sim/clockmodel"
 	"github.com/chronosync/chronosync/world"
 	"github.com/chronosync/chronosync/world/worldtest"
@@ -75,4 +76,38 @@ func ExampleWorld() {
 	// Output:
 	// true
 	// <nil>
+}
+
+// netnsWorld runs the conformance suite's programs with every node in its
+// own network namespace, on a bridge (what a real run without link
+// parameters uses).
+type netnsWorld struct{}
+
+func (netnsWorld) Run(t *testing.T, n int, newProgram func(world.NodeID) world.Program, done func() bool, limit time.Duration) {
+	lab, err := netlab.Create(netlab.Config{Prefix: netlab.NewPrefix(), Nodes: n, Kind: netlab.Bridge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := lab.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	cfg := real.Config{Seed: 7, Log: os.Stderr, LogLevel: 8} // errors only
+	for i := range n {
+		cfg.Nodes = append(cfg.Nodes, real.NodeConfig{
+			Clock:  clockmodel.Params{Offset: time.Duration(i) * time.Millisecond, PPM: float64(50 - 40*i)},
+			Tracer: clockmodel.TracerParams{Offset: time.Second, PPM: 10},
+			Addr:   lab.Addr(i),
+			Enter:  func(f func() error) error { return lab.Do(i, f) },
+		})
+	}
+	runWorld(t, cfg, newProgram, done, limit)
+}
+
+func TestConformanceNetns(t *testing.T) {
+	if err := netlab.Available(); err != nil {
+		t.Skip(err)
+	}
+	worldtest.Run(t, netnsWorld{})
 }

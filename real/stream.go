@@ -104,30 +104,34 @@ func (n *node) Dial(to world.Addr, h world.StreamHandler) (world.Stream, error) 
 		return nil, err
 	}
 	s := newStream(n, world.Addr{Node: n.id}, to, h)
-	go func() {
-		var c net.Conn
-		err := n.enter(func() error {
-			ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
-			defer cancel()
-			// Bind to the node's own address: on loopback the kernel
-			// would otherwise pick 127.0.0.1, which is no node's.
-			d := net.Dialer{LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(n.cfg.Addr, 0))}
-			var err error
-			c, err = d.DialContext(ctx, "tcp", raddr.String())
-			return err
-		})
-		if err != nil {
-			s.end(fmt.Errorf("dial %v: %w", to, err))
-			return
-		}
-		if la, err := netip.ParseAddrPort(c.LocalAddr().String()); err == nil {
-			s.mu.Lock()
-			s.local.Port = la.Port()
-			s.mu.Unlock()
-		}
-		s.connected(c)
-	}()
+	// The dial starts from the loop, so that a dial made in Start reaches
+	// nodes that boot after this one (loops run once every node started).
+	n.loop.post(func() { go s.dial(raddr, to) })
 	return s, nil
+}
+
+func (s *stream) dial(raddr netip.AddrPort, to world.Addr) {
+	var c net.Conn
+	err := s.n.enter(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+		defer cancel()
+		// Bind to the node's own address: on loopback the kernel would
+		// otherwise pick 127.0.0.1, which is no node's.
+		d := net.Dialer{LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(s.n.cfg.Addr, 0))}
+		var err error
+		c, err = d.DialContext(ctx, "tcp", raddr.String())
+		return err
+	})
+	if err != nil {
+		s.end(fmt.Errorf("dial %v: %w", to, err))
+		return
+	}
+	if la, err := netip.ParseAddrPort(c.LocalAddr().String()); err == nil {
+		s.mu.Lock()
+		s.local.Port = la.Port()
+		s.mu.Unlock()
+	}
+	s.connected(c)
 }
 
 // connected starts the stream's reader and writer and posts OnOpen.

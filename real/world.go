@@ -245,6 +245,8 @@ type node struct {
 	rand  *rand.Rand
 	log   *slog.Logger
 
+	timers timers // touched only on the loop (and in Start, before it runs)
+
 	mu      sync.Mutex
 	closers []io.Closer // every endpoint and stream opened, closed at shutdown
 	conns   []*packetConn
@@ -269,6 +271,9 @@ func (n *node) boot(p world.Program) (err error) {
 func (n *node) shutdown() {
 	if n.loop != nil {
 		n.loop.stop(false)
+	}
+	if n.timers.rt != nil {
+		n.timers.rt.Stop()
 	}
 	n.mu.Lock()
 	cs := n.closers
@@ -302,28 +307,115 @@ func (n *node) Tracer() world.Clock   { return tracerClock{n.clock} }
 func (n *node) Rand() *rand.Rand      { return n.rand }
 func (n *node) Logger() *slog.Logger  { return n.log }
 
-// timer is a pending AfterFunc. Its state is touched only on the node's
-// loop; the runtime timer only posts.
+// timer is a pending AfterFunc. Timers live in their node's heap and are
+// touched only on the node's loop.
 type timer struct {
-	t     *time.Timer
+	at    int64  // true time it is due
+	seq   uint64 // creation order, breaking ties
+	f     func()
 	state int8 // 0 pending, 1 fired, 2 stopped
 }
 
-func (n *node) AfterFunc(d time.Duration, f func()) world.Timer {
-	tm := &timer{}
-	fire := func() {
-		if tm.state != 0 {
-			return
+// timers is a node's pending timers, ordered by (at, seq), with one runtime
+// timer armed for the earliest: firing order never depends on how the Go
+// runtime schedules timer goroutines.
+type timers struct {
+	h    []*timer
+	seq  uint64
+	rt   *time.Timer
+	next int64 // what rt is armed for; 0 when unarmed
+}
+
+func (q *timers) less(i, j int) bool {
+	a, b := q.h[i], q.h[j]
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+func (q *timers) push(t *timer) {
+	q.h = append(q.h, t)
+	for i := len(q.h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
 		}
-		tm.state = 1
-		f()
+		q.h[i], q.h[p] = q.h[p], q.h[i]
+		i = p
 	}
+}
+
+func (q *timers) pop() *timer {
+	top := q.h[0]
+	last := len(q.h) - 1
+	q.h[0] = q.h[last]
+	q.h[last] = nil
+	q.h = q.h[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(q.h) && q.less(l, m) {
+			m = l
+		}
+		if r < len(q.h) && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q.h[i], q.h[m] = q.h[m], q.h[i]
+		i = m
+	}
+	return top
+}
+
+func (n *node) AfterFunc(d time.Duration, f func()) world.Timer {
+	q := &n.timers
+	q.seq++
+	t := &timer{seq: q.seq, f: f}
 	if d <= 0 {
-		n.loop.post(fire)
-		return tm
+		n.loop.post(t.fire)
+		return t
 	}
-	tm.t = time.AfterFunc(n.clock.trueAfter(d), func() { n.loop.post(fire) })
-	return tm
+	t.at = n.w.base.now() + int64(n.clock.trueAfter(d))
+	q.push(t)
+	n.arm()
+	return t
+}
+
+// arm points the runtime timer at the earliest pending timer.
+func (n *node) arm() {
+	q := &n.timers
+	for len(q.h) > 0 && q.h[0].state != 0 {
+		q.pop() // stopped
+	}
+	if len(q.h) == 0 || q.h[0].at == q.next {
+		return
+	}
+	q.next = q.h[0].at
+	wait := time.Duration(q.next - n.w.base.now())
+	if q.rt == nil {
+		q.rt = time.AfterFunc(wait, func() { n.loop.post(n.runTimers) })
+		return
+	}
+	q.rt.Reset(wait)
+}
+
+// runTimers fires every due timer in (due time, creation) order, then
+// re-arms.
+func (n *node) runTimers() {
+	q := &n.timers
+	q.next = 0
+	now := n.w.base.now()
+	for len(q.h) > 0 && q.h[0].at <= now {
+		q.pop().fire()
+	}
+	n.arm()
+}
+
+func (t *timer) fire() {
+	if t.state != 0 {
+		return
+	}
+	t.state = 1
+	t.f()
 }
 
 func (t *timer) Stop() bool {
@@ -331,9 +423,6 @@ func (t *timer) Stop() bool {
 		return false
 	}
 	t.state = 2
-	if t.t != nil {
-		t.t.Stop()
-	}
 	return true
 }
 
