@@ -110,7 +110,9 @@ func (p *syncProtocol) summarize(s *Summary) {
 	}
 	for _, k := range estimate.Kinds() {
 		r := estimateOne(blocks, p.cfg, k, p.windows, out.ConvergedFrom)
-		out.Estimators[string(k)] = *r.Accuracy
+		if r.Accuracy != nil { // nil without truth: a cluster node that closed no window
+			out.Estimators[string(k)] = *r.Accuracy
+		}
 		p.graphcalc = append(p.graphcalc, r)
 	}
 	s.Sync = out
