@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -196,6 +197,7 @@ type Network struct {
 	impairment string
 	cancel     context.CancelFunc
 	done       chan error
+	procs      int // GOMAXPROCS before the shaper started
 }
 
 // impaired reports whether any link of the scenario has parameters that
@@ -273,6 +275,10 @@ func startNetwork(sc *scenario.Scenario, r *scenario.Resolved, log io.Writer) (*
 		}
 		return nil, errors.Join(err, lab.Close())
 	}
+	// The shaper's real-time thread needs a Go processor slot the moment
+	// it wakes; with every slot busy (node loops, GC) it would wait for one
+	// for milliseconds. One more slot than CPUs keeps one free for it.
+	n.procs = runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel, n.done = cancel, make(chan error, 1)
 	go func() { n.done <- n.shaper.Run(ctx) }()
@@ -303,6 +309,7 @@ func (n *Network) Close() error {
 		if err := <-n.done; err != nil && !errors.Is(err, context.Canceled) {
 			errs = append(errs, fmt.Errorf("shaper: %w", err))
 		}
+		runtime.GOMAXPROCS(n.procs)
 	}
 	errs = append(errs, n.lab.Close())
 	return errors.Join(errs...)
