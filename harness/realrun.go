@@ -197,7 +197,8 @@ type Network struct {
 	impairment string
 	cancel     context.CancelFunc
 	done       chan error
-	procs      int // GOMAXPROCS before the shaper started
+	procs      int       // GOMAXPROCS before the shaper started
+	log        io.Writer // the run log
 }
 
 // impaired reports whether any link of the scenario has parameters that
@@ -248,7 +249,7 @@ func startNetwork(sc *scenario.Scenario, r *scenario.Resolved, log io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	n := &Network{lab: lab, impairment: impairment}
+	n := &Network{lab: lab, impairment: impairment, log: log}
 	fmt.Fprintf(log, "real backend: namespaces %s-n0..%s-n%d (%s topology, impairment %s); after a crash remove them with: chronosync netns sweep --prefix %s\n",
 		lab.Prefix(), lab.Prefix(), len(r.Nodes)-1, kind, impairment, lab.Prefix())
 	if kind != netlab.Relay {
@@ -310,9 +311,25 @@ func (n *Network) Close() error {
 			errs = append(errs, fmt.Errorf("shaper: %w", err))
 		}
 		runtime.GOMAXPROCS(n.procs)
+		n.logStats()
 	}
 	errs = append(errs, n.lab.Close())
 	return errors.Join(errs...)
+}
+
+// logStats writes the shaper's per-link counters and release lateness to
+// the run log.
+func (n *Network) logStats() {
+	info := n.shaper.Info()
+	fmt.Fprintf(n.log, "shaper: real-time %v, frames dated by the kernel %d, by the clock %d, releases slept for the spin cap %d\n",
+		info.RealTime, info.KernelStamps, info.ClockStamps, info.SpinCapped)
+	for _, st := range n.shaper.Stats() {
+		if !st.Connected || st.Sent == 0 {
+			continue
+		}
+		fmt.Fprintf(n.log, "shaper: link %d->%d: sent %d delivered %d lost %d queue-dropped %d cross %d; written %d write-dropped %d; release lateness p50 %v p99 %v max %v\n",
+			st.From, st.To, st.Sent, st.Delivered, st.Lost, st.QueueDropped, st.CrossSent, st.Written, st.WriteDropped, st.Late.P50, st.Late.P99, st.Late.Max)
+	}
 }
 
 // stats are the shaper's link counters, as the simulator's would be.
