@@ -186,9 +186,11 @@ func TestPingSummaryAgainstTruth(t *testing.T) {
 		t.Errorf("rtt in [%v, %v]ns, want within [160µs, 240µs]", p.RTT.Min, p.RTT.Max)
 	}
 	// The midpoint estimate is off by half the jitter asymmetry: < 20µs,
-	// far below the ±1ms clock offsets it removes.
-	if p.OffsetError.Max > 20e3 || p.OffsetError.N != p.Received {
-		t.Errorf("offset error max %vns over %d exchanges (want < 20µs over %d)", p.OffsetError.Max, p.OffsetError.N, p.Received)
+	// far below the ±1ms clock offsets it removes. The exchange is
+	// interleaved: a reply completes the previous exchange, which needs
+	// that previous reply too, so a lost datagram costs up to two.
+	if e := p.OffsetError; e.Max > 20e3 || e.N > p.Received || e.N < p.Received*8/10 {
+		t.Errorf("offset error max %vns over %d exchanges (want < 20µs over 80-100%% of %d replies)", e.Max, e.N, p.Received)
 	}
 	n := res.Summary.Network
 	if n.Lost == 0 || n.Dropped["loss"] != n.Lost {

@@ -73,7 +73,10 @@ func (p *pingProtocol) artifacts() []Artifact { return nil }
 
 func (p *pingProtocol) program(id world.NodeID) world.Program {
 	prog, err := ping.New(p.cfg, func(e ping.Exchange) {
-		truth := p.w.HostIdeal(e.Peer) - p.w.HostIdeal(id)
+		// The exchange completes a ping sent an interval ago: the truth
+		// is the offset at its midpoint, not now.
+		t := p.w.HostTrueTime(id, int64(e.T1+(e.T4-e.T1)/2))
+		truth := p.w.HostIdealAt(e.Peer, t) - p.w.HostIdealAt(id, t)
 		p.errs = append(p.errs, float64(int64(e.Offset())-truth))
 		p.rtt = append(p.rtt, float64(e.Delay()))
 	})
