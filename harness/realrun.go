@@ -121,7 +121,7 @@ func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 	ts := w.Stats()
 	sum.Real = &RealSummary{
 		Topology: "cluster", Impairment: "none",
-		Timestamps:      TimestampCounts{TxKernel: ts.TxKernel, TxUser: ts.TxUser, RxKernel: ts.RxKernel, RxUser: ts.RxUser, TxLate: ts.TxLate},
+		Timestamps:      ts,
 		TimestampSource: ts.Source(),
 	}
 	if net != nil {

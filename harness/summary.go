@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chronosync/chronosync/analysis/stats"
+	"github.com/chronosync/chronosync/real"
 )
 
 // Summary is summary.json: the outcome of a run. Like the manifest it
@@ -39,7 +40,7 @@ type RealSummary struct {
 	Impairment string `json:"impairment"`
 	// Timestamps counts datagram timestamps by source: the kernel's
 	// software timestamps or the user-space fallback.
-	Timestamps TimestampCounts `json:"timestamps"`
+	Timestamps real.TimestampStats `json:"timestamps"`
 	// TimestampSource is kernel, user or mixed.
 	TimestampSource string `json:"timestamp_source"`
 	// ReleaseLateP99NS is the shaper's worst per-link p99 of (write time -
@@ -47,15 +48,6 @@ type RealSummary struct {
 	ReleaseLateP99NS int64 `json:"release_late_p99_ns"`
 	// Rank is the node this process ran, in multi-host mode.
 	Rank *int `json:"rank,omitempty"`
-}
-
-// TimestampCounts count datagram timestamps by source.
-type TimestampCounts struct {
-	TxKernel uint64 `json:"tx_kernel"`
-	TxUser   uint64 `json:"tx_user"`
-	RxKernel uint64 `json:"rx_kernel"`
-	RxUser   uint64 `json:"rx_user"`
-	TxLate   uint64 `json:"tx_late"`
 }
 
 // NetworkStats add up the link models' counters over every directed link.

@@ -20,7 +20,8 @@ type Config struct {
 	// other node.
 	Peers [][]world.NodeID
 	// Log receives every node's log records (log/slog text, stamped with
-	// the run's true time); nil discards them.
+	// the run's true time); nil discards them. The nodes' loggers share one
+	// handler, which writes each record in one Write under its own lock.
 	Log      io.Writer
 	LogLevel slog.Level
 	// Serialize makes all nodes' callbacks mutually exclusive (see the

@@ -13,7 +13,11 @@ import (
 // TimestampStats count where datagram timestamps came from: the kernel's
 // software timestamps, or the user-space fallback (see package tsudp).
 type TimestampStats struct {
-	TxKernel, TxUser, RxKernel, RxUser, TxLate uint64
+	TxKernel uint64 `json:"tx_kernel"`
+	TxUser   uint64 `json:"tx_user"`
+	RxKernel uint64 `json:"rx_kernel"`
+	RxUser   uint64 `json:"rx_user"`
+	TxLate   uint64 `json:"tx_late"`
 }
 
 func (s *TimestampStats) add(o tsudp.Stats) {
@@ -39,19 +43,13 @@ func (s TimestampStats) Source() string {
 	return "mixed"
 }
 
-func (n *node) stats() tsudp.Stats {
+// addStats adds the node's datagram endpoints' counts to s.
+func (n *node) addStats(s *TimestampStats) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	var s tsudp.Stats
 	for _, c := range n.conns {
-		cs := c.sock.Stats()
-		s.TxKernel += cs.TxKernel
-		s.TxUser += cs.TxUser
-		s.RxKernel += cs.RxKernel
-		s.RxUser += cs.RxUser
-		s.TxLate += cs.TxLate
+		s.add(c.sock.Stats())
 	}
-	return s
 }
 
 // packetConn is a datagram endpoint: a timestamping UDP socket whose reader

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -57,7 +56,7 @@ func New(cfg Config) (*World, error) {
 		out = io.Discard
 	}
 	w := &World{cfg: cfg, base: newTimebase(cfg.UnixEpoch), byAddr: make(map[netip.Addr]world.NodeID, len(cfg.Nodes))}
-	w.log = slog.New(&logHandler{w: w, h: slog.NewTextHandler(&lockedWriter{w: out}, &slog.HandlerOptions{Level: cfg.LogLevel})})
+	w.log = slog.New(&logHandler{w: w, h: slog.NewTextHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel})})
 	for i, nc := range cfg.Nodes {
 		id := world.NodeID(i)
 		// The OS clock has its own read noise and granularity.
@@ -145,23 +144,6 @@ func (w *World) Stop() error {
 	return w.failure
 }
 
-// Wait blocks until ctx is done or a callback panics, whichever is first,
-// and returns the panic, if any.
-func (w *World) Wait(ctx context.Context, poll time.Duration) error {
-	t := time.NewTicker(poll)
-	defer t.Stop()
-	for {
-		if err := w.Failure(); err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
-}
-
 // Failure returns the first panic of a callback, or nil.
 func (w *World) Failure() error {
 	w.failMu.Lock()
@@ -195,15 +177,9 @@ func (w *World) HostIdealAt(i world.NodeID, t int64) int64 { return w.nodes[i].c
 // local, found by Newton steps from the current time.
 func (w *World) HostTrueTime(i world.NodeID, local int64) int64 {
 	c := w.nodes[i].clock
-	t := w.base.now()
-	for range 8 {
-		d := local - c.at(t)
-		if d == 0 {
-			break
-		}
-		t += int64(math.Round(float64(d) / c.rate(t)))
-	}
-	return t
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.model.TrueTime(local, w.base.now())
 }
 
 // Drops returns how many datagrams were dropped on receipt: from an
@@ -215,7 +191,7 @@ func (w *World) Drops() uint64 { return w.drops.Load() }
 func (w *World) Stats() TimestampStats {
 	var s TimestampStats
 	for _, n := range w.nodes {
-		s.add(n.stats())
+		n.addStats(&s)
 	}
 	return s
 }
@@ -445,16 +421,4 @@ func (l *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (l *logHandler) WithGroup(name string) slog.Handler {
 	return &logHandler{w: l.w, h: l.h.WithGroup(name)}
-}
-
-// lockedWriter serialises writes from many nodes' goroutines.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

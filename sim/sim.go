@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"slices"
 	"time"
 
@@ -194,16 +193,7 @@ func (s *Sim) HostIdealAt(i world.NodeID, t int64) int64 { return s.nodes[i].hos
 // step, where a reading occurs twice or never, it returns one of the
 // candidates.
 func (s *Sim) HostTrueTime(i world.NodeID, local int64) int64 {
-	c := s.nodes[i].host
-	t := s.k.Now()
-	for range 8 {
-		d := local - c.Ideal(t)
-		if d == 0 {
-			break
-		}
-		t += int64(math.Round(float64(d) / c.Rate(t)))
-	}
-	return t
+	return s.nodes[i].host.TrueTime(local, s.k.Now())
 }
 
 // TracerIdeal returns node i's noise-free tracer clock reading now.

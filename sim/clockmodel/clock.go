@@ -105,6 +105,21 @@ func (c *Clock) TrueAfter(t, d int64) int64 {
 	return t + int64(dt)
 }
 
+// TrueTime returns the true time at which the noise-free clock reads
+// local, found by Newton steps from the true time guess. Around a step,
+// where a reading occurs twice or never, it returns one of the candidates.
+func (c *Clock) TrueTime(local, guess int64) int64 {
+	t := guess
+	for range 8 {
+		d := local - c.Ideal(t)
+		if d == 0 {
+			break
+		}
+		t += int64(math.Round(float64(d) / c.Rate(t)))
+	}
+	return t
+}
+
 // AddStep schedules a phase step while the clock runs (a fault). It returns
 // an error if s.At is before the latest true time the clock has been
 // queried at, since readings already handed out would change; a step at
