@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"sync"
 	"time"
 
@@ -99,6 +98,10 @@ func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 		runErr = waitReal(ctx, w, bar)
 	}
 	stopErr := w.Stop()
+	if net != nil {
+		// The shaper reports its counters when it stops.
+		stopErr = errors.Join(stopErr, net.stopShaper())
+	}
 	wall := time.Since(start)
 	bar.done()
 	if err := proto.finish(); err != nil {
@@ -192,13 +195,12 @@ func realRefusals(sc *scenario.Scenario, r *scenario.Resolved) error {
 // shaper relaying between them. Other programs (the reference daemons of
 // bench/peers) can run on the same links.
 type Network struct {
-	lab        *netlab.Lab
-	shaper     *shaper.Shaper
-	impairment string
-	cancel     context.CancelFunc
-	done       chan error
-	procs      int       // GOMAXPROCS before the shaper started
-	log        io.Writer // the run log
+	lab    *netlab.Lab
+	shaper *shaper.Process
+	// shaperStopped: shaper has stopped and its counters are final.
+	shaperStopped bool
+	impairment    string
+	log           io.Writer // the run log
 }
 
 // impaired reports whether any link of the scenario has parameters that
@@ -267,22 +269,16 @@ func startNetwork(sc *scenario.Scenario, r *scenario.Resolved, log io.Writer) (*
 		return nil
 	})
 	if err == nil {
-		n.shaper, err = shaper.New(ports, shaper.Config{Links: linkModel(r), Seed: sc.Seed,
-			Logger: slog.New(slog.NewTextHandler(log, nil)).With("component", "shaper")})
-	}
-	if err != nil {
+		// StartProcess closes the ports, whatever happens.
+		n.shaper, err = shaper.StartProcess(ports, shaper.Config{Links: linkModel(r), Seed: sc.Seed}, log)
+	} else {
 		for _, p := range ports {
 			p.Close()
 		}
+	}
+	if err != nil {
 		return nil, errors.Join(err, lab.Close())
 	}
-	// The shaper's real-time thread needs a Go processor slot the moment
-	// it wakes; with every slot busy (node loops, GC) it would wait for one
-	// for milliseconds. One more slot than CPUs keeps one free for it.
-	n.procs = runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	n.cancel, n.done = cancel, make(chan error, 1)
-	go func() { n.done <- n.shaper.Run(ctx) }()
 	return n, nil
 }
 
@@ -304,17 +300,22 @@ func linkModel(r *scenario.Resolved) func(from, to int) (netem.Params, bool) {
 
 // Close stops the shaper, then removes the namespaces, whatever happened.
 func (n *Network) Close() error {
-	var errs []error
-	if n.shaper != nil {
-		n.cancel()
-		if err := <-n.done; err != nil && !errors.Is(err, context.Canceled) {
-			errs = append(errs, fmt.Errorf("shaper: %w", err))
-		}
-		runtime.GOMAXPROCS(n.procs)
-		n.logStats()
+	return errors.Join(n.stopShaper(), n.lab.Close())
+}
+
+// stopShaper stops the shaper, if any and not yet stopped, and logs its
+// counters; its Stats are valid from then on.
+func (n *Network) stopShaper() error {
+	if n.shaper == nil || n.shaperStopped {
+		return nil
 	}
-	errs = append(errs, n.lab.Close())
-	return errors.Join(errs...)
+	n.shaperStopped = true
+	err := n.shaper.Stop()
+	n.logStats()
+	if err != nil {
+		return fmt.Errorf("shaper: %w", err)
+	}
+	return nil
 }
 
 // logStats writes the shaper's per-link counters and release lateness to
@@ -323,6 +324,8 @@ func (n *Network) logStats() {
 	info := n.shaper.Info()
 	fmt.Fprintf(n.log, "shaper: real-time %v, frames dated by the kernel %d, by the clock %d, releases slept for the spin cap %d\n",
 		info.RealTime, info.KernelStamps, info.ClockStamps, info.SpinCapped)
+	fmt.Fprintf(n.log, "shaper: wake lateness p50 %v p99 %v max %v; frame read lag p50 %v p99 %v max %v\n",
+		info.WakeLate.P50, info.WakeLate.P99, info.WakeLate.Max, info.ReadLag.P50, info.ReadLag.P99, info.ReadLag.Max)
 	for _, st := range n.shaper.Stats() {
 		if !st.Connected || st.Sent == 0 {
 			continue

@@ -17,9 +17,12 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/chronosync/chronosync/real/shaper"
 )
 
 func main() {
+	shaper.MaybeChild() // a real run's link shaper runs in a child of this program
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

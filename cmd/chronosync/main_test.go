@@ -5,9 +5,12 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/chronosync/chronosync/real/shaper"
 )
 
 func TestMain(m *testing.M) {
+	shaper.MaybeChild()
 	testscript.Main(m, map[string]func(){
 		"chronosync": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
 	})

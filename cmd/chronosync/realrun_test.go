@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -57,11 +58,13 @@ func TestRealRunInterrupted(t *testing.T) {
 	if err != nil {
 		t.Skip("chronosync is not on PATH (testscript.Main puts it there):", err)
 	}
-	scenario, err := filepath.Abs("../../scenarios/real2-idle.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := func(t *testing.T, out string) (*exec.Cmd, []string) {
+	// start starts a real run of the scenario file name, whose lab has
+	// spaces namespaces, and returns it once they exist.
+	start := func(t *testing.T, name string, spaces int, out string) (*exec.Cmd, []string) {
+		scenario, err := filepath.Abs("../../scenarios/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
 		before := labNamespaces(t)
 		cmd := exec.Command(bin, "run", scenario, "--backend=real", "--out", out)
 		cmd.Stderr = &lockedBuffer{}
@@ -70,7 +73,7 @@ func TestRealRunInterrupted(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill() })
 		for range 100 { // the run builds its namespaces first
-			if made := newNamespaces(before, labNamespaces(t)); len(made) == 2 { // direct link: n0, n1
+			if made := newNamespaces(before, labNamespaces(t)); len(made) == spaces {
 				return cmd, made
 			}
 			time.Sleep(50 * time.Millisecond)
@@ -81,7 +84,7 @@ func TestRealRunInterrupted(t *testing.T) {
 
 	t.Run("SIGINT", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "run")
-		cmd, made := start(t, out)
+		cmd, made := start(t, "real2-idle.yaml", 2, out) // a direct link: n0, n1
 		time.Sleep(3 * time.Second)
 		if err := cmd.Process.Signal(os.Interrupt); err != nil {
 			t.Fatal(err)
@@ -98,12 +101,24 @@ func TestRealRunInterrupted(t *testing.T) {
 	})
 
 	t.Run("SIGKILL then sweep", func(t *testing.T) {
-		cmd, made := start(t, filepath.Join(t.TempDir(), "run"))
+		// Impaired links: n0, n1 and the switch sw, where a shaper child
+		// relays.
+		cmd, made := start(t, "real2-onoff.yaml", 3, filepath.Join(t.TempDir(), "run"))
 		time.Sleep(time.Second)
+		children := childrenOf(t, cmd.Process.Pid)
+		if len(children) == 0 {
+			t.Errorf("the run has no child process (the shaper's)")
+		}
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		_ = cmd.Wait()
+		for _, pid := range children {
+			if !exits(pid, 5*time.Second) {
+				t.Errorf("child %d of the killed run still runs after 5s", pid)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
 		if left := labNamespaces(t); !slices.Contains(left, made[0]) {
 			t.Fatalf("a killed run cannot clean up, yet its namespaces %v are gone", made)
 		}
@@ -123,6 +138,54 @@ func TestRealRunInterrupted(t *testing.T) {
 			t.Errorf("links of %s left after the sweep:\n%s", prefix, out)
 		}
 	})
+}
+
+// childrenOf returns the pids of the running processes whose parent is
+// pid.
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, state, ok := procStat(child); ok && ppid == pid && state != "Z" {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+// procStat returns the parent pid and state of process pid, from
+// /proc/<pid>/stat; ok is false once it is gone.
+func procStat(pid int) (ppid int, state string, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, "", false
+	}
+	// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 2 {
+		return 0, "", false
+	}
+	ppid, err = strconv.Atoi(f[1])
+	return ppid, f[0], err == nil
+}
+
+// exits reports whether process pid has exited (or is a zombie) within d.
+func exits(pid int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, state, ok := procStat(pid); !ok || state == "Z" {
+			return true
+		}
+	}
+	return false
 }
 
 // waitOrDump waits for cmd; if it has not exited within d, it makes the

@@ -76,14 +76,37 @@
 // 99th; the same code without SCHED_FIFO gave 1 ms at the median and 5 to
 // 170 ms at the 99th, and the former design (a reader goroutine per port
 // dating frames by a clock read, a SCHED_OTHER scheduler) 1.1 to 1.8 ms
-// and 5 to 26 ms. A quiet machine is, oddly, no better and noisier (p99
-// from 24 µs to a few ms): an idle vCPU halts, and waking it for a frame
-// takes the host tens of µs to milliseconds at times. Nothing here helps
-// against CPU steal, which stalls the whole VM for milliseconds now and
-// then, nor against the Go scheduler: the thread needs one of the
-// process's GOMAXPROCS Ps to run Go code, and when it wakes to find its P
-// taken and every P busy with CPU-bound goroutines it waits until one of
-// them yields (up to 10 ms). A copy due at once (a link without delay)
-// goes out when the thread has woken and read its frame, typically 5 to
-// 10 µs after it arrived.
+// and 5 to 26 ms. Nothing here helps against CPU steal, which stalls the
+// whole VM for milliseconds now and then. A copy due at once (a link
+// without delay) goes out when the thread has woken and read its frame,
+// typically 5 to 10 µs after it arrived.
+//
+// # A process of its own
+//
+// The real backend runs the shaper in a child process (StartProcess: the
+// program's own executable, made a shaper by MaybeChild), not beside the
+// nodes. The thread needs one of its process's GOMAXPROCS processor
+// slots to run Go code: in one process with the nodes' event loops it
+// woke, now and then, to find every slot busy with CPU-bound goroutines
+// (estimator fits, GraphCalc) or stopped for the garbage collector, and
+// waited up to the Go scheduler's 10 ms time slice, or a whole GC cycle,
+// for one. real2-onoff then saw releases 10 to 70 ms late (p99 0.7 to
+// 1 ms per link) and chronosync's p99 error went from 1 µs to 7 µs or
+// 17 ms in some runs; more slots made it worse (idle slots run GC
+// workers). In a child whose only busy goroutine is the shaper's the same
+// scenario gives p99 lateness 7 to 75 µs.
+//
+// # Keeping the CPUs awake
+//
+// An idle vCPU halts, and the host takes tens of µs to milliseconds to
+// run it again when a timer or a frame wakes the shaper on it: on the VM
+// this was written on, a SCHED_FIFO thread's 300 µs sleep overslept by
+// 26 µs at the median and 2 ms at the 99th percentile. So, while the
+// child runs, a spinner thread per CPU, pinned to it under SCHED_IDLE,
+// keeps every CPU out of the idle loop (any other thread preempts such a
+// spinner at once): the same sleep then oversleeps by 6 µs and 19 µs.
+// This matters most for sparse traffic, chrony's or ptp4l's: on the
+// real2-onoff links chrony basic read 27 to 90 µs at the median without
+// the spinners and 1.3 to 2.4 µs with them. Info.WakeLate and
+// Info.ReadLag report how late the thread woke and read.
 package shaper

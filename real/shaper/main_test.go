@@ -30,8 +30,9 @@ func testPrefix() string {
 
 // TestMain fails the run if any namespace of a prefix the tests used is
 // still listed at the end. In a CPU hog child (see startHogs) it spins
-// instead.
+// instead, and in a shaper child (see StartProcess) it relays.
 func TestMain(m *testing.M) {
+	MaybeChild()
 	if os.Getenv(hogEnv) != "" {
 		hog()
 	}

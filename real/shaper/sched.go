@@ -80,6 +80,8 @@ type scheduler struct {
 
 	realTime    atomic.Bool   // run's thread is under SCHED_FIFO
 	spinCapped  atomic.Uint64 // releases slept for because of spinBudget
+	wakeLate    lateness      // how late ppoll returned when its timeout expired
+	readLag     lateness      // clock read at forward minus the frame's kernel stamp
 	spinWindowT int64         // start of the current spin window
 	spinUsed    int64         // ns spun in it
 }
@@ -221,9 +223,13 @@ func (s *scheduler) run(ctx context.Context, write func(it *item, now int64) err
 			timeout = &ts
 		}
 		spun = 0
+		sleep := ts.Nano() // ppoll overwrites ts with the time left
 		n, err := unix.Ppoll(s.fds, timeout, nil)
-		if spinning {
+		switch {
+		case spinning:
 			spun = s.clock() - now
+		case n == 0 && timeout != nil:
+			s.wakeLate.record(s.clock() - now - sleep)
 		}
 		if err != nil && err != unix.EINTR {
 			return fmt.Errorf("shaper: scheduler ppoll: %w", err)

@@ -232,6 +232,7 @@ func (s *Shaper) drain(sched *scheduler, base int64, in int, p pollPort, buf, oo
 		now := sched.clock()
 		if at := stamp - base; stamp != 0 && at <= now+maxStampAhead {
 			s.kernelStamps.Add(1)
+			sched.readLag.record(now - at)
 			now = at
 		} else {
 			s.clockStamps.Add(1)

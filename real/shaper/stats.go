@@ -112,6 +112,11 @@ type Info struct {
 	// SpinCapped counts the releases the scheduler slept for instead of
 	// spinning because it had spun its budget (half a CPU over 10 ms).
 	SpinCapped uint64
+	// WakeLate is how late the scheduler's thread woke from its sleeps
+	// whose timeout expired (it wakes early on purpose: spinGuard before
+	// a release); ReadLag how long after its kernel receive stamp a
+	// frame was read. Both say whether the thread got its CPU on time.
+	WakeLate, ReadLag Lateness
 }
 
 // Info returns how the shaper runs. It may be called while Run runs.
@@ -119,6 +124,7 @@ func (s *Shaper) Info() Info {
 	i := Info{KernelStamps: s.kernelStamps.Load(), ClockStamps: s.clockStamps.Load()}
 	if sc := s.sched.Load(); sc != nil {
 		i.RealTime, i.SpinCapped = sc.realTime.Load(), sc.spinCapped.Load()
+		i.WakeLate, i.ReadLag = sc.wakeLate.summary(), sc.readLag.summary()
 	}
 	return i
 }

@@ -1,0 +1,296 @@
+//go:build linux
+
+package shaper
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/chronosync/chronosync/sim/netem"
+)
+
+// childEnv marks a process started by StartProcess; MaybeChild looks for
+// it.
+const childEnv = "CHRONOSYNC_SHAPER_CHILD"
+
+// childReady is the child's first line on stdout: its shaper is built and
+// running.
+const childReady = "shaper ready"
+
+// childConfig is what StartProcess hands its child (as JSON on fd 3):
+// the ports, which follow as fds 4, 5, ..., and every directed link.
+type childConfig struct {
+	Ports []string          // interface names, for messages
+	Seed  uint64            //
+	Links [][]*netem.Params // [from][to]; nil: no link
+}
+
+// childReport is the child's last line on stdout, written when its
+// shaper has stopped.
+type childReport struct {
+	Info  Info
+	Stats []LinkStats
+	Err   string // Run's error; empty when it stopped cleanly
+}
+
+// Process is a Shaper running in a child process of its own (see
+// StartProcess). Stop it once.
+type Process struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	report childReport
+}
+
+// StartProcess starts a shaper over ports (made by OpenPacketPort) in a
+// child process that runs this program's own executable, and returns once
+// that shaper runs. The ports pass to the child and are closed here.
+//
+// In its own process the shaper's real-time thread never waits for the
+// Go runtime of a busy program: for a processor slot taken by CPU-bound
+// goroutines (up to 10 ms, the scheduler's time slice), for a stop of the
+// world, or for the garbage collector (an allocation during a cycle can
+// park it until the cycle ends). In one process with the nodes' event
+// loops these stalled releases for 10 to 40 ms now and then (see the
+// package doc). The program must call MaybeChild first thing in main (and
+// a test binary in TestMain); a program that does not gets an error here,
+// not a second run of itself: the child is also given test flags that
+// run no test.
+//
+// cfg.Logger is not used: the child logs as text to log (nil discards).
+// The child stops when Stop is called or when this process dies (its
+// stdin closes).
+func StartProcess(ports []Port, cfg Config, log io.Writer) (*Process, error) {
+	if len(ports) == 0 {
+		return nil, errors.New("shaper: StartProcess: no ports")
+	}
+	if cfg.Links == nil {
+		return nil, errors.New("shaper: StartProcess: Config.Links is nil")
+	}
+	closeAll := func() {
+		for _, p := range ports {
+			p.Close()
+		}
+	}
+	defer closeAll() // the child has its own copies
+	cc := childConfig{Seed: cfg.Seed, Links: make([][]*netem.Params, len(ports))}
+	files := make([]*os.File, 0, len(ports)+1)
+	for from, p := range ports {
+		pp, ok := p.(*packetPort)
+		if !ok {
+			return nil, fmt.Errorf("shaper: StartProcess: port %d is not a packet port", from)
+		}
+		cc.Ports = append(cc.Ports, pp.ifname)
+		cc.Links[from] = make([]*netem.Params, len(ports))
+		for to := range ports {
+			if to == from {
+				continue
+			}
+			if l, ok := cfg.Links(from, to); ok {
+				cc.Links[from][to] = &l
+			}
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("shaper: StartProcess: %w", err)
+	}
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("shaper: StartProcess: %w", err)
+	}
+	defer cfgR.Close()
+	files = append(files, cfgR)
+	for _, p := range ports {
+		files = append(files, p.(*packetPort).f)
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	cmd := exec.Command(exe, "-test.run=^$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.ExtraFiles = files
+	cmd.Stderr = log
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		cfgW.Close()
+		return nil, fmt.Errorf("shaper: StartProcess: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		cfgW.Close()
+		return nil, fmt.Errorf("shaper: StartProcess: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		cfgW.Close()
+		return nil, fmt.Errorf("shaper: StartProcess: start %s: %w", exe, err)
+	}
+	p := &Process{cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout)}
+	err = json.NewEncoder(cfgW).Encode(cc)
+	cfgW.Close()
+	if err == nil {
+		err = p.expectReady()
+	}
+	if err != nil {
+		stdin.Close()
+		io.Copy(io.Discard, p.stdout)
+		p.cmd.Wait() // its error says less than err
+		return nil, fmt.Errorf("shaper: StartProcess: %w", err)
+	}
+	return p, nil
+}
+
+// expectReady reads the child's first line.
+func (p *Process) expectReady() error {
+	line, err := p.stdout.ReadString('\n')
+	if line == childReady+"\n" {
+		return nil
+	}
+	var rep childReport
+	if json.Unmarshal([]byte(line), &rep) == nil && rep.Err != "" {
+		return errors.New(rep.Err)
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return fmt.Errorf("the child did not start its shaper (got %q; does the program call shaper.MaybeChild first?)", line)
+	}
+	return fmt.Errorf("read the child's start: %w", err)
+}
+
+// wait reads the child's report, if any, and waits for it to exit.
+func (p *Process) wait() error {
+	line, _ := p.stdout.ReadBytes('\n')
+	rerr := json.Unmarshal(line, &p.report)
+	werr := p.cmd.Wait()
+	switch {
+	case rerr == nil && p.report.Err != "":
+		return errors.New(p.report.Err)
+	case rerr == nil:
+		return nil
+	case werr != nil:
+		return fmt.Errorf("shaper child: %w", werr)
+	default:
+		return fmt.Errorf("shaper child: no report: %w", rerr)
+	}
+}
+
+// Stop stops the child's shaper, waits for the child to exit and returns
+// Run's error. Info and Stats then give the child's last figures.
+func (p *Process) Stop() error {
+	p.stdin.Close()
+	return p.wait()
+}
+
+// Info returns how the child's shaper ran; valid after Stop.
+func (p *Process) Info() Info { return p.report.Info }
+
+// Stats returns the child's link counters; valid after Stop.
+func (p *Process) Stats() []LinkStats { return p.report.Stats }
+
+// MaybeChild makes this process a shaper child and exits when it was
+// started by StartProcess; otherwise it returns at once. Call it first in
+// main, and in TestMain of any test binary that starts a shaper process.
+func MaybeChild() {
+	if os.Getenv(childEnv) == "" {
+		return
+	}
+	os.Exit(childMain(os.Stdin, os.Stdout, os.Stderr))
+}
+
+// childMain runs the child: reads its configuration, runs the shaper
+// until stdin closes (or SIGTERM), then writes its report.
+func childMain(stdin io.Reader, stdout, stderr io.Writer) int {
+	// The shaper allocates little and keeps less: collect rarely, so that
+	// a cycle seldom runs beside a release.
+	debug.SetGCPercent(400)
+	log := slog.New(slog.NewTextHandler(stderr, nil)).With("component", "shaper")
+	fail := func(err error) int {
+		log.Error("shaper child", "err", err)
+		json.NewEncoder(stdout).Encode(childReport{Err: err.Error()})
+		return 1
+	}
+	var cc childConfig
+	cfgF := os.NewFile(3, "shaper-config")
+	err := json.NewDecoder(cfgF).Decode(&cc)
+	cfgF.Close()
+	if err != nil {
+		return fail(fmt.Errorf("read configuration: %w", err))
+	}
+	ports := make([]Port, len(cc.Ports))
+	for i, name := range cc.Ports {
+		p, err := packetPortFromFD(4+i, name)
+		if err != nil {
+			return fail(err)
+		}
+		ports[i] = p
+	}
+	s, err := New(ports, Config{Seed: cc.Seed, Logger: log, Links: func(from, to int) (netem.Params, bool) {
+		if l := cc.Links[from][to]; l != nil {
+			return *l, true
+		}
+		return netem.Params{}, false
+	}})
+	if err != nil {
+		return fail(err)
+	}
+	// A terminal's interrupt reaches the whole process group: the parent
+	// handles it and stops the child when its run is done with the links.
+	signal.Ignore(syscall.SIGINT)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		io.Copy(io.Discard, stdin) // returns when the parent closes it or dies
+		cancel()
+	}()
+	wake, awake := keepAwake()
+	defer wake()
+	if !awake {
+		log.Warn("shaper: could not keep every CPU awake (SCHED_IDLE spinners); releases may be late by a vCPU's wake-up")
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	fmt.Fprintln(stdout, childReady)
+	err = <-done
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	rep := childReport{Info: s.Info(), Stats: s.Stats()}
+	if err != nil {
+		rep.Err = err.Error()
+	}
+	if err := json.NewEncoder(stdout).Encode(rep); err != nil {
+		log.Error("shaper child: write report", "err", err)
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+// packetPortFromFD makes a Port of an AF_PACKET socket that
+// OpenPacketPort opened and a parent passed down as fd.
+func packetPortFromFD(fd int, ifname string) (Port, error) {
+	// The parent's exec made the socket blocking (os.File.Fd does).
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return nil, fmt.Errorf("shaper: port %s (fd %d): %w", ifname, fd, err)
+	}
+	f := os.NewFile(uintptr(fd), "packet:"+ifname)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("shaper: port %s (fd %d): %w", ifname, fd, err)
+	}
+	return &packetPort{ifname: ifname, fd: fd, f: f, rc: rc}, nil
+}
