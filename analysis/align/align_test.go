@@ -2,9 +2,12 @@ package align
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/chronosync/chronosync/analysis/offsets"
 )
@@ -136,4 +139,37 @@ func TestNodeAlign(t *testing.T) {
 	if got := NewNode(3, nil, nil).Align(77); got.Global != 77 || got.Flags != NoOffsets || got.Sigma != minSigma {
 		t.Errorf("no snapshots, no offsets: %+v", got)
 	}
+}
+
+// TestToHostSegmentHint checks that toHost gives ToHost's answer whatever
+// segment it is told to start from: the right one, a wrong one, one out of
+// range, readings inside, between and beyond the pairs.
+func TestToHostSegmentHint(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(2, 12).Draw(t, "pairs")
+		var pairs []Pair
+		r, s := rapid.Int64Range(-1e12, 1e12).Draw(t, "r0"), rapid.Int64Range(-1e12, 1e12).Draw(t, "s0")
+		for range n {
+			pairs = append(pairs, Pair{Sys: s, Tracer: r})
+			r += rapid.Int64Range(1, 5e9).Draw(t, "dr")
+			s += rapid.Int64Range(1, 5e9).Draw(t, "ds")
+		}
+		m, err := NewSnapshots(pairs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, last := m.Span()
+		seg := rapid.IntRange(-1, n+1).Draw(t, "hint")
+		for i := range 20 {
+			q := rapid.Int64Range(first-1e10, last+1e10).Draw(t, fmt.Sprintf("reading%d", i))
+			ws, wsig, wext := m.ToHost(q)
+			gs, gsig, gext := m.toHost(q, &seg)
+			if gs != ws || gsig != wsig || gext != wext {
+				t.Fatalf("toHost(%d) from a hint = %d, %v, %v; ToHost = %d, %v, %v", q, gs, gsig, gext, ws, wsig, wext)
+			}
+			if seg < 1 || seg > m.Len()-1 {
+				t.Fatalf("toHost left segment %d of %d pairs", seg, m.Len())
+			}
+		}
+	})
 }

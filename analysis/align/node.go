@@ -38,6 +38,7 @@ type Node struct {
 	// [from, until): successive readings of a trace mostly fall there.
 	win         offsets.Offset
 	from, until int64
+	seg         int // the snapshot segment of the last reading (see Snapshots.toHost)
 }
 
 // NewNode aligns node id's readings with its snapshot pairs and GraphCalc's
@@ -55,7 +56,7 @@ func (n *Node) Align(r int64) Time {
 	s, sigma := r, 0.0
 	if n.snaps != nil {
 		var ext bool
-		s, sigma, ext = n.snaps.ToHost(r)
+		s, sigma, ext = n.snaps.toHost(r, &n.seg)
 		if ext {
 			t.Flags |= Extrapolated
 		}

@@ -128,10 +128,24 @@ func (m *Snapshots) Span() (first, last int64) { return m.p[0].Tracer, m.p[len(m
 // The arithmetic is done on differences from the segment's first pair, so
 // clocks of any magnitude (epoch ns included) keep ns precision.
 func (m *Snapshots) ToHost(r int64) (s int64, sigma float64, extrapolated bool) {
+	k := 0
+	return m.toHost(r, &k)
+}
+
+// toHost is ToHost starting from the segment *seg (0: none), which it
+// sets to the segment used: successive readings of a trace mostly fall in
+// the segment of the last one, and checking that is cheaper than a
+// search. The result is ToHost's, whatever *seg holds.
+func (m *Snapshots) toHost(r int64, seg *int) (s int64, sigma float64, extrapolated bool) {
 	p := m.p
-	k, _ := slices.BinarySearchFunc(p, r, func(q Pair, r int64) int { return cmp.Compare(q.Tracer, r) })
-	// p[k-1].Tracer < r <= p[k].Tracer: the segment [k-1, k].
-	k = max(1, min(len(p)-1, k))
+	// The segment [k-1, k] with p[k-1].Tracer < r <= p[k].Tracer, the
+	// first and last segments extended outwards.
+	k := *seg
+	if k < 1 || k > len(p)-1 || (k > 1 && p[k-1].Tracer >= r) || (k < len(p)-1 && r > p[k].Tracer) {
+		k, _ = slices.BinarySearchFunc(p, r, func(q Pair, r int64) int { return cmp.Compare(q.Tracer, r) })
+		k = max(1, min(len(p)-1, k))
+		*seg = k
+	}
 	a, b := p[k-1], p[k]
 	u := diff(r, a.Tracer) / float64(b.Tracer-a.Tracer)
 	s = a.Sys + int64(math.Round(u*float64(b.Sys-a.Sys)))

@@ -17,8 +17,8 @@ import (
 // wireEvent is one event of a line being rewritten.
 type wireEvent struct {
 	raw           []byte // the event message
-	tail          []byte // its fields other than 1–3, when they follow those (nil otherwise)
-	tailOK        bool   // tail holds every other field
+	tail          []byte // its first run of fields other than 1–3 (nil when it has none)
+	tailOK        bool   // tail holds every field other than 1–3
 	meta          int64
 	offset, dur   int64
 	timed         bool
@@ -232,7 +232,10 @@ func (t *transcoder) rewriteLine(pj *planeJob, b []byte, out *lineOut) error {
 			t.order = append(t.order, i)
 		}
 	}
-	slices.SortStableFunc(t.order, func(a, b int) int { return cmp.Compare(t.evs[a].offset, t.evs[b].offset) })
+	byOffset := func(a, b int) int { return cmp.Compare(t.evs[a].offset, t.evs[b].offset) }
+	if !slices.IsSortedFunc(t.order, byOffset) { // a stable sort of sorted events keeps them
+		slices.SortStableFunc(t.order, byOffset)
+	}
 	al := t.aligner(pj.ns, out)
 	base := ts * 1000
 	prev, lineMin := int64(math.MinInt64), int64(math.MaxInt64)
@@ -294,12 +297,12 @@ func (t *transcoder) rewriteLine(pj *planeJob, b []byte, out *lineOut) error {
 		}
 		m := p.meta[e.meta]
 		wantHlo := pj.collectives && m != nil && m.collective
-		ev, hlo, hasHlo, err := t.rewriteEvent(p, e, e.start-nb, pj.uncID, pj.hloID, wantHlo)
-		if err != nil {
+		var hlo string
+		var hasHlo bool
+		var err error
+		if line, hlo, hasHlo, err = t.appendEvent(line, p, e, e.start-nb, pj.uncID, pj.hloID, wantHlo); err != nil {
 			return err
 		}
-		line = protowire.AppendTag(line, fLineEvents, protowire.BytesType)
-		line = protowire.AppendBytes(line, ev)
 		if wantHlo {
 			if !hasHlo && m.hasHlo {
 				hlo, hasHlo = m.hloOp, true
@@ -324,36 +327,126 @@ func (t *transcoder) rewriteLine(pj *planeJob, b []byte, out *lineOut) error {
 }
 
 // parseEvent reads the fields of an event the combiner rewrites. When the
-// fields other than metadata_id, offset_ps and duration_ps all come after
-// those (as every encoder writes them), tail is that run of bytes, so that
-// rewriting copies it whole.
+// fields other than metadata_id, offset_ps and duration_ps form one run of
+// bytes (C++ encoders write them after those; Go's writes the offset_ps
+// oneof after them), tail is that run, so that rewriting copies it whole.
 func parseEvent(b []byte) (wireEvent, error) {
 	e := wireEvent{raw: b, tailOK: true}
+	closed := -1 // len(b) where tail's run ended (a field 1–3 after it)
 	for len(b) > 0 {
-		f, rest, err := next(b)
-		if err != nil {
-			return e, err
-		}
-		switch f.num {
-		case fEventMeta:
-			e.meta = int64(f.v)
-		case fEventOffset:
-			e.offset, e.timed = int64(f.v), true
-		case fEventDuration:
-			e.dur = int64(f.v)
-		default:
-			if e.tail == nil {
-				e.tail = b
+		at := len(b)
+		// Fast path: fields 1–3 as varints, the way every encoder writes
+		// them; anything else goes through next.
+		var num protowire.Number
+		var v uint64
+		if t := b[0]; t == 0x08 || t == 0x10 || t == 0x18 {
+			if len(b) > 1 && b[1] < 0x80 {
+				num, v, b = protowire.Number(t>>3), uint64(b[1]), b[2:]
+			} else {
+				x, n := protowire.ConsumeVarint(b[1:])
+				if n < 0 {
+					return e, errWire
+				}
+				num, v, b = protowire.Number(t>>3), x, b[1+n:]
 			}
-			b = rest
-			continue
+		} else {
+			f, rest, err := next(b)
+			if err != nil {
+				return e, err
+			}
+			if f.num < fEventMeta || f.num > fEventDuration {
+				switch {
+				case e.tail == nil:
+					e.tail = b
+				case closed >= 0:
+					e.tailOK = false // other fields on both sides of a field 1–3
+				}
+				b = rest
+				continue
+			}
+			num, v, b = f.num, f.v, rest
 		}
-		if e.tail != nil {
-			e.tailOK = false // a field 1–3 after the others
+		switch num {
+		case fEventMeta:
+			e.meta = int64(v)
+		case fEventOffset:
+			e.offset, e.timed = int64(v), true
+		case fEventDuration:
+			e.dur = int64(v)
 		}
-		b = rest
+		if e.tail != nil && closed < 0 {
+			closed = at
+		}
+	}
+	if e.tail != nil && closed >= 0 {
+		e.tail = e.tail[:len(e.tail)-closed]
 	}
 	return e, nil
+}
+
+// One-byte tags of the fields appendEvent writes.
+const (
+	tagLineEvents    = byte(fLineEvents<<3 | protowire.BytesType)
+	tagEventMeta     = byte(fEventMeta<<3 | protowire.VarintType)
+	tagEventOffset   = byte(fEventOffset<<3 | protowire.VarintType)
+	tagEventDuration = byte(fEventDuration<<3 | protowire.VarintType)
+	tagEventStats    = byte(fEventStats<<3 | protowire.BytesType)
+	tagStatMeta      = byte(fStatMeta<<3 | protowire.VarintType)
+	tagStatUint      = byte(fStatUint<<3 | protowire.VarintType)
+)
+
+// appendVarint is protowire.AppendVarint with the one-byte case inline.
+func appendVarint(b []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(b, byte(v))
+	}
+	return protowire.AppendVarint(b, v)
+}
+
+// appendEvent appends a timed event to line as a line's events field:
+// the event with its new offset and duration, its other fields as they
+// were, and the uncertainty stat (see rewriteEvent); with wantHlo it also
+// returns the event's hlo_op stat, if it has one. An event whose other
+// fields are one run (tailOK, as every encoder writes them) is written in
+// place, its size computed first.
+func (t *transcoder) appendEvent(line []byte, p *wirePlane, e *wireEvent, offset, uncID, hloID int64, wantHlo bool) ([]byte, string, bool, error) {
+	if !e.tailOK {
+		ev, hlo, hasHlo, err := t.rewriteEvent(p, e, offset, uncID, hloID, wantHlo)
+		if err != nil {
+			return line, "", false, err
+		}
+		line = protowire.AppendTag(line, fLineEvents, protowire.BytesType)
+		return protowire.AppendBytes(line, ev), hlo, hasHlo, nil
+	}
+	unc := uint64(math.Ceil(e.sigma))
+	stat := protowire.SizeTag(fStatMeta) + protowire.SizeVarint(uint64(uncID)) + protowire.SizeTag(fStatUint) + protowire.SizeVarint(unc)
+	size := protowire.SizeTag(fEventOffset) + protowire.SizeVarint(uint64(offset)) + len(e.tail) +
+		protowire.SizeTag(fEventStats) + protowire.SizeVarint(uint64(stat)) + stat
+	if e.meta != 0 {
+		size += protowire.SizeTag(fEventMeta) + protowire.SizeVarint(uint64(e.meta))
+	}
+	if e.newDur != 0 {
+		size += protowire.SizeTag(fEventDuration) + protowire.SizeVarint(uint64(e.newDur))
+	}
+	// The tags of fields 1–15 are one byte each.
+	line = appendVarint(append(line, tagLineEvents), uint64(size))
+	if e.meta != 0 {
+		line = appendVarint(append(line, tagEventMeta), uint64(e.meta))
+	}
+	line = appendVarint(append(line, tagEventOffset), uint64(offset))
+	if e.newDur != 0 {
+		line = appendVarint(append(line, tagEventDuration), uint64(e.newDur))
+	}
+	line = append(line, e.tail...)
+	line = appendVarint(append(line, tagEventStats), uint64(stat))
+	line = appendVarint(append(line, tagStatMeta), uint64(uncID))
+	line = appendVarint(append(line, tagStatUint), unc)
+	var hlo string
+	var hasHlo bool
+	if wantHlo {
+		hlo, hasHlo = eventStat(e.tail, p, hloID)
+	}
+	return line, hlo, hasHlo, nil
 }
 
 // rewriteEvent writes a timed event with its new offset and duration, its

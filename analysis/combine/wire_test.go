@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/chronosync/chronosync/trace/kineto"
@@ -123,4 +124,45 @@ func gunzipFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestParseEvent pins which events parseEvent finds one run of other
+// fields in (tail, copied whole by appendEvent) across field layouts.
+func TestParseEvent(t *testing.T) {
+	v := func(num protowire.Number, x uint64) []byte {
+		return protowire.AppendVarint(protowire.AppendTag(nil, num, protowire.VarintType), x)
+	}
+	stat := func(s string) []byte {
+		return protowire.AppendString(protowire.AppendTag(nil, fEventStats, protowire.BytesType), s)
+	}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	tests := []struct {
+		name     string
+		ev       []byte
+		tail     []byte
+		tailOK   bool
+		off, dur int64
+	}{
+		{"C++ order", cat(v(1, 7), v(2, 300), v(3, 5), stat("a"), stat("b")), cat(stat("a"), stat("b")), true, 300, 5},
+		{"Go order (oneof last)", cat(v(1, 7), v(3, 5), stat("a"), stat("b"), v(2, 1<<40)), cat(stat("a"), stat("b")), true, 1 << 40, 5},
+		{"others split", cat(stat("a"), v(2, 9), stat("b")), nil, false, 9, 0},
+		{"no others", cat(v(1, 7), v(2, 9)), nil, true, 9, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := parseEvent(tt.ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.tailOK != tt.tailOK || (tt.tailOK && !bytes.Equal(e.tail, tt.tail)) {
+				t.Errorf("tail %x (whole %v), want %x (whole %v)", e.tail, e.tailOK, tt.tail, tt.tailOK)
+			}
+			if e.offset != tt.off || e.dur != tt.dur || !e.timed {
+				t.Errorf("offset %d dur %d timed %v, want %d %d true", e.offset, e.dur, e.timed, tt.off, tt.dur)
+			}
+		})
+	}
+	if _, err := parseEvent([]byte{0x10}); err == nil {
+		t.Error("a truncated offset_ps parsed")
+	}
 }
