@@ -5,6 +5,7 @@ go 1.25
 require (
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/google/renameio/v2 v2.0.2
+	github.com/klauspost/compress v1.20.3
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2
 	github.com/vbauerster/mpb/v8 v8.9.3

@@ -1,10 +1,11 @@
 package combine
 
 import (
-	"compress/gzip"
 	"io"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // traceJSON streams Chrome trace events in XLA's layout:
@@ -201,12 +202,17 @@ func appendMicros(b []byte, ps int64) []byte {
 	if frac == 0 {
 		return b
 	}
-	b = append(b, '.')
-	s := strconv.AppendInt(nil, frac+1_000_000, 10)[1:] // six digits, leading zeros
-	for len(s) > 0 && s[len(s)-1] == '0' {
-		s = s[:len(s)-1]
+	var d [7]byte // '.' and six digits, leading zeros kept, trailing ones cut
+	d[0] = '.'
+	for i := 6; i > 0; i-- {
+		d[i] = byte('0' + frac%10)
+		frac /= 10
 	}
-	return append(b, s...)
+	n := len(d)
+	for d[n-1] == '0' { // frac was not 0: a digit is not
+		n--
+	}
+	return append(b, d[:n]...)
 }
 
 // appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -164,5 +165,29 @@ func TestParseEvent(t *testing.T) {
 	}
 	if _, err := parseEvent([]byte{0x10}); err == nil {
 		t.Error("a truncated offset_ps parsed")
+	}
+}
+
+// TestAppendMicros pins the Chrome trace's microsecond times: ps as a
+// decimal with up to six places, trailing zeros cut.
+func TestAppendMicros(t *testing.T) {
+	for _, tt := range []struct {
+		ps   int64
+		want string
+	}{
+		{0, "0"},
+		{1, "0.000001"},
+		{10, "0.00001"},
+		{999_999, "0.999999"},
+		{1_000_000, "1"},
+		{1_500_000, "1.5"},
+		{123_456_789_012, "123456.789012"},
+		{-1, "-0.000001"},
+		{-1_500_000, "-1.5"},
+		{math.MinInt64, "-9223372.036854775808"},
+	} {
+		if got := string(appendMicros([]byte("x"), tt.ps)); got != "x"+tt.want {
+			t.Errorf("appendMicros(%d) = %q, want %q", tt.ps, got, "x"+tt.want)
+		}
 	}
 }

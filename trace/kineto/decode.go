@@ -3,7 +3,6 @@ package kineto
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // Read reads the Kineto trace at path, plain or gzipped (recognised by the
