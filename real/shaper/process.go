@@ -63,7 +63,7 @@ type Process struct {
 // goroutines (up to 10 ms, the scheduler's time slice), for a stop of the
 // world, or for the garbage collector (an allocation during a cycle can
 // park it until the cycle ends). In one process with the nodes' event
-// loops these stalled releases for 10 to 40 ms now and then (see the
+// loops these stalled releases for 10 to 70 ms now and then (see the
 // package doc). The program must call MaybeChild first thing in main (and
 // a test binary in TestMain); a program that does not gets an error here,
 // not a second run of itself: the child is also given test flags that
@@ -86,7 +86,6 @@ func StartProcess(ports []Port, cfg Config, log io.Writer) (*Process, error) {
 	}
 	defer closeAll() // the child has its own copies
 	cc := childConfig{Seed: cfg.Seed, Links: make([][]*netem.Params, len(ports))}
-	files := make([]*os.File, 0, len(ports)+1)
 	for from, p := range ports {
 		pp, ok := p.(*packetPort)
 		if !ok {
@@ -107,12 +106,18 @@ func StartProcess(ports []Port, cfg Config, log io.Writer) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shaper: StartProcess: %w", err)
 	}
+	return startProcess(exe, ports, cc, log)
+}
+
+// startProcess starts exe as the shaper child of StartProcess, handing it
+// the packet ports' files and cc.
+func startProcess(exe string, ports []Port, cc childConfig, log io.Writer) (*Process, error) {
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("shaper: StartProcess: %w", err)
 	}
 	defer cfgR.Close()
-	files = append(files, cfgR)
+	files := []*os.File{cfgR} // fd 3, then the ports from fd 4
 	for _, p := range ports {
 		files = append(files, p.(*packetPort).f)
 	}
@@ -137,6 +142,10 @@ func StartProcess(ports []Port, cfg Config, log io.Writer) (*Process, error) {
 		cfgW.Close()
 		return nil, fmt.Errorf("shaper: StartProcess: start %s: %w", exe, err)
 	}
+	// The child has its copy of the read end: with ours closed, a child
+	// that exits without reading (a program without MaybeChild) fails
+	// the write below instead of blocking it for good.
+	cfgR.Close()
 	p := &Process{cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout)}
 	err = json.NewEncoder(cfgW).Encode(cc)
 	cfgW.Close()

@@ -4,6 +4,9 @@ package shaper
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -137,5 +140,54 @@ func TestKeepAwake(t *testing.T) {
 	}
 	if !ok {
 		t.Error("not every CPU got its spinner (SCHED_IDLE and pinning need no privilege)")
+	}
+}
+
+// TestStartProcessNotAChild starts a program that is no shaper child (it
+// exits at once, reading nothing): StartProcess must fail with an error
+// naming MaybeChild, not hang, whether the links' table fits the pipe's
+// buffer (2 ports) or not (64 ports: the write fails instead).
+func TestStartProcessNotAChild(t *testing.T) {
+	exe, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip(err)
+	}
+	busy := netem.Params{Delay: time.Millisecond, Jitter: 100 * time.Microsecond, Distribution: netem.Normal}
+	for _, n := range []int{2, 64} {
+		t.Run(fmt.Sprintf("%d ports", n), func(t *testing.T) {
+			var ports []Port
+			cc := childConfig{Links: make([][]*netem.Params, n)}
+			for i := range n {
+				f, err := os.Open(os.DevNull)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { f.Close() })
+				ports = append(ports, &packetPort{ifname: fmt.Sprintf("p%d", i), f: f})
+				cc.Ports = append(cc.Ports, fmt.Sprintf("p%d", i))
+				cc.Links[i] = make([]*netem.Params, n)
+				for j := range n {
+					if j != i {
+						cc.Links[i][j] = &busy
+					}
+				}
+			}
+			done := make(chan error, 1)
+			go func() {
+				p, err := startProcess(exe, ports, cc, nil)
+				if err == nil {
+					p.Stop()
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "MaybeChild") && !strings.Contains(err.Error(), "broken pipe") {
+					t.Errorf("StartProcess of %s: %v, want an error naming MaybeChild or the broken pipe", exe, err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("StartProcess hangs on a program that is no shaper child")
+			}
+		})
 	}
 }
