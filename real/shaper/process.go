@@ -33,7 +33,7 @@ const childReady = "shaper ready"
 // the ports, which follow as fds 4, 5, ..., and every directed link.
 type childConfig struct {
 	Ports []string          // interface names, for messages
-	Seed  uint64            //
+	Seed  uint64            // Config.Seed
 	Links [][]*netem.Params // [from][to]; nil: no link
 }
 
