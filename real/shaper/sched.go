@@ -48,6 +48,39 @@ type item struct {
 	frame   []byte
 }
 
+// itemPool keeps written items for new copies, so that relaying a frame
+// allocates nothing once the pool has grown to the copies in flight: a
+// garbage collection in the shaper's process could make the real-time
+// thread assist it, or wait for it, on a busy machine.
+type itemPool struct {
+	mu   sync.Mutex
+	free []*item
+}
+
+// get returns an item holding a copy of frame; its other fields are
+// stale.
+func (p *itemPool) get(frame []byte) *item {
+	p.mu.Lock()
+	var it *item
+	if n := len(p.free); n > 0 {
+		it, p.free = p.free[n-1], p.free[:n-1]
+	}
+	p.mu.Unlock()
+	if it == nil {
+		it = &item{frame: make([]byte, 0, max(len(frame), 1536))}
+	}
+	it.frame = append(it.frame[:0], frame...)
+	return it
+}
+
+// put returns it to the pool once it has been written.
+func (p *itemPool) put(it *item) {
+	it.link = nil
+	p.mu.Lock()
+	p.free = append(p.free, it)
+	p.mu.Unlock()
+}
+
 // itemHeap orders items by release time, then by seq.
 type itemHeap []*item
 

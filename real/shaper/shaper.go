@@ -3,7 +3,6 @@
 package shaper
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -62,6 +61,7 @@ type Shaper struct {
 	ran   atomic.Bool
 
 	onWrite func(it *item, now int64) // test hook, set before Run
+	items   itemPool                  // the copies' items, reused
 
 	sched        atomic.Pointer[scheduler] // Run's, for Info
 	kernelStamps atomic.Uint64             // frames dated by their kernel stamp
@@ -306,11 +306,12 @@ func (s *Shaper) send(sched *scheduler, dl *dlink, frame []byte, now int64, wake
 	// netem queues a duplicate before its original: on equal release
 	// times the duplicate leaves first.
 	for k := r.N - 1; k >= 0; k-- {
-		c := bytes.Clone(frame)
+		it := s.items.get(frame)
 		if b := flip[k]; b >= 0 {
-			c[b/8] ^= 1 << (b % 8)
+			it.frame[b/8] ^= 1 << (b % 8)
 		}
-		sched.push(&item{at: r.Out[k].At, arrival: now, port: dl.to, link: dl, frame: c}, wake)
+		it.at, it.arrival, it.port, it.link = r.Out[k].At, now, dl.to, dl
+		sched.push(it, wake)
 	}
 }
 
@@ -321,11 +322,13 @@ func (s *Shaper) write(it *item, now int64) error {
 	if s.onWrite != nil {
 		s.onWrite(it, now)
 	}
+	link := it.link
+	s.items.put(it)
 	switch {
 	case err == nil:
-		it.link.written.Add(1)
+		link.written.Add(1)
 	case errors.Is(err, ErrFrameDropped):
-		it.link.writeDropped.Add(1)
+		link.writeDropped.Add(1)
 	default:
 		return fmt.Errorf("shaper: port %d: %w", it.port, err)
 	}
