@@ -16,6 +16,24 @@ import (
 
 var realdata = filepath.Join("..", "..", "testdata", "realdata")
 
+// kinetoAsXSpace converts the Kineto trace at path to XSpace planes, as
+// combine does, writes them to out and returns out.
+func kinetoAsXSpace(t *testing.T, path, out string) string {
+	t.Helper()
+	tr, err := kineto.ReadWith(path, kineto.DecodeOptions{Raw: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	space, err := kineto.ToXSpace(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := xspace.Write(out, space); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // kinetoRanks are the two real PyTorch ranks, with their node ids read as
 // the CLI reads them, and the validate nodes of the raw files.
 func kinetoRanks(t *testing.T) ([]Input, []validate.Node) {
@@ -69,18 +87,7 @@ func TestCombineKineto(t *testing.T) {
 	}
 	dir := t.TempDir()
 	// Rank 1 converted and written as an XSpace, for the mixed case.
-	tr, err := kineto.ReadWith(in[1].Trace, kineto.DecodeOptions{Raw: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	space, err := kineto.ToXSpace(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x1 := filepath.Join(dir, "node1.xplane.pb")
-	if err := xspace.Write(x1, space); err != nil {
-		t.Fatal(err)
-	}
+	x1 := kinetoAsXSpace(t, in[1].Trace, filepath.Join(dir, "node1.xplane.pb"))
 	for _, tc := range []struct {
 		name   string
 		inputs []Input

@@ -42,24 +42,6 @@ func (ns *nodeState) setBase(in, out int64) {
 	ns.inBase, ns.outBase, ns.shift = in, out, in-out
 }
 
-// alignPs maps a raw time in ps (the tracer clock, from the plane's base)
-// to global ps (from the combined trace's base) and its 1σ in ns, counting
-// the flags it raised.
-func (ns *nodeState) alignPs(ps int64) (int64, float64) {
-	if ns.al == nil {
-		return ps + ns.shift*1000, 0
-	}
-	n := floorDiv(ps, 1000)
-	t := ns.al.Align(n + ns.inBase)
-	if t.Flags&align.Extrapolated != 0 {
-		ns.md.ExtrapolatedEvents++
-	}
-	if t.Flags&align.OutsideWindows != 0 {
-		ns.md.OutsideWindowEvents++
-	}
-	return (t.Global-ns.outBase)*1000 + (ps - n*1000), t.Sigma
-}
-
 // collective reports the hlo_op of an event that is a collective kernel:
 // its metadata name contains rccl or nccl (any case) and it carries hlo_op
 // (on the event or its metadata).

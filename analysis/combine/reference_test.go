@@ -136,6 +136,14 @@ func (c *combiner) printEvents(node int, p *xplanepb.XPlane) error {
 func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64) {
 	uncID := statID(p, statUncertainty)
 	hloID, hasHlo := findStat(p, statHloOp)
+	// The wire path's alignment (the same align.Node per plane); its flag
+	// counts go to the node's metadata when the plane is done.
+	var flags lineOut
+	al := (&transcoder{}).aligner(ns, &flags)
+	defer func() {
+		ns.md.ExtrapolatedEvents += flags.extrapolated
+		ns.md.OutsideWindowEvents += flags.outside
+	}()
 	var order []int
 	firstPlane, haveSkew := int64(0), false
 	for _, line := range p.Lines {
@@ -153,8 +161,8 @@ func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64) {
 		for k, i := range order {
 			ev := evs[i]
 			raw := base + ev.GetOffsetPs()
-			start, s1 := ns.alignPs(raw)
-			end, s2 := ns.alignPs(raw + ev.DurationPs)
+			start, s1 := al.alignPs(raw)
+			end, s2 := al.alignPs(raw + ev.DurationPs)
 			if start < prev {
 				start = prev
 				ns.md.MonotonicityFixes++

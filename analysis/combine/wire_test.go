@@ -12,7 +12,6 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/chronosync/chronosync/trace/kineto"
 	"github.com/chronosync/chronosync/trace/xspace"
 )
 
@@ -40,18 +39,7 @@ func TestWireMatchesProto(t *testing.T) {
 		}},
 		{"real Kineto and its XSpace", func(t *testing.T, dir string) ([]Input, Options) {
 			in, _ := kinetoRanks(t)
-			tr, err := kineto.ReadWith(in[1].Trace, kineto.DecodeOptions{Raw: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			space, err := kineto.ToXSpace(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in[1].Trace = filepath.Join(dir, "node1.xplane.pb")
-			if err := xspace.Write(in[1].Trace, space); err != nil {
-				t.Fatal(err)
-			}
+			in[1].Trace = kinetoAsXSpace(t, in[1].Trace, filepath.Join(dir, "node1.xplane.pb"))
 			return in, Options{Validate: true, PlanePrefix: "/pt"}
 		}},
 		{"real ROCm Kineto", func(t *testing.T, dir string) ([]Input, Options) {

@@ -29,6 +29,34 @@ func relayLab(t *testing.T, n int, links func(from, to int) (netem.Params, bool)
 // before it runs (set a test hook, say); nil for none.
 func relayLabWith(t *testing.T, n int, links func(from, to int) (netem.Params, bool), setup func(*Shaper)) (*netlab.Lab, *Shaper) {
 	t.Helper()
+	lab, ports := relayPorts(t, n)
+	s, err := New(ports, Config{Links: links, Seed: 7})
+	if err != nil {
+		for _, p := range ports {
+			p.Close()
+		}
+		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(s)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() { // before lab.Close: the ports hold the switch namespace
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return lab, s
+}
+
+// relayPorts builds a netlab Relay lab of n nodes, removed when the test
+// ends, and opens a packet port on each of its switch ports (skipping the
+// test where namespaces are not available).
+func relayPorts(t *testing.T, n int) (*netlab.Lab, []Port) {
+	t.Helper()
 	if err := netlab.Available(); err != nil {
 		t.Skip(err)
 	}
@@ -52,29 +80,13 @@ func relayLabWith(t *testing.T, n int, links func(from, to int) (netem.Params, b
 		}
 		return nil
 	})
-	var s *Shaper
-	if err == nil {
-		s, err = New(ports, Config{Links: links, Seed: 7})
-	}
 	if err != nil {
 		for _, p := range ports {
 			p.Close()
 		}
 		t.Fatal(err)
 	}
-	if setup != nil {
-		setup(s)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() { // before lab.Close: the ports hold the switch namespace
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	return lab, s
+	return lab, ports
 }
 
 // udpPair opens a receiving socket on node to and a sending one on node

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chronosync/chronosync/real/netlab"
 	"github.com/chronosync/chronosync/sim/netem"
 )
 
@@ -21,32 +20,7 @@ import (
 // node 0 to node 1 on a 2 ms link arrive 2 ms or more after they were
 // sent, the child's counters come back at Stop, and it has exited.
 func TestProcess(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
-	lab, err := netlab.Create(netlab.Config{Prefix: testPrefix(), Nodes: 2, Kind: netlab.Relay})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	var ports []Port
-	err = lab.DoSwitch(func() error {
-		for _, name := range lab.SwitchPorts() {
-			p, err := OpenPacketPort(name)
-			if err != nil {
-				return err
-			}
-			ports = append(ports, p)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lab, ports := relayPorts(t, 2)
 	const delay = 2 * time.Millisecond
 	var log bytes.Buffer
 	p, err := StartProcess(ports, Config{Links: only(netem.Params{Delay: delay}), Seed: 7}, &log)
