@@ -173,3 +173,67 @@ func TestToHostSegmentHint(t *testing.T) {
 		}
 	})
 }
+
+// TestNodeRemembersRightly: a Node that has aligned other readings (and
+// remembers their segment and window) aligns each reading as a new Node
+// does, over random pairs, windows with gaps and overlaps, and readings in
+// and out of order.
+func TestNodeRemembersRightly(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var pairs []Pair
+		r, s := rapid.Int64Range(-1e12, 1e12).Draw(t, "r0"), rapid.Int64Range(-1e12, 1e12).Draw(t, "s0")
+		for range rapid.IntRange(2, 8).Draw(t, "pairs") {
+			pairs = append(pairs, Pair{Sys: s, Tracer: r})
+			r += rapid.Int64Range(1e6, 5e9).Draw(t, "dr")
+			s += rapid.Int64Range(1e6, 5e9).Draw(t, "ds")
+		}
+		snaps, err := NewSnapshots(pairs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, last := snaps.Span()
+		var offs []offsets.Offset
+		for i := range rapid.IntRange(0, 6).Draw(t, "windows") {
+			ws := rapid.Int64Range(pairs[0].Sys-1e10, s+1e10).Draw(t, "start")
+			offs = append(offs, offsets.Offset{NodeID: rapid.IntRange(0, 1).Draw(t, "node"), RoundID: uint64(i + 1),
+				WindowStartNS: ws, WindowEndNS: ws + rapid.Int64Range(1, 1e10).Draw(t, "len"),
+				OffsetNS: rapid.Float64Range(-1e7, 1e7).Draw(t, "offset"), DriftPPM: rapid.Float64Range(-200, 200).Draw(t, "drift"),
+				UncertaintyNS: rapid.Float64Range(0, 1e3).Draw(t, "unc")})
+		}
+		ix := offsets.NewIndex(offs)
+		n := NewNode(1, snaps, ix)
+		q := rapid.Int64Range(first-1e10, last+1e10).Draw(t, "q0")
+		for i := range 40 {
+			// Mostly forwards in small steps, as a trace's readings go.
+			q += rapid.Int64Range(-1e9, 4e9).Draw(t, fmt.Sprintf("step%d", i))
+			if got, want := n.Align(q), NewNode(1, snaps, ix).Align(q); got != want {
+				t.Fatalf("Align(%d) after other readings = %+v, by a new Node %+v", q, got, want)
+			}
+		}
+	})
+}
+
+// BenchmarkAlign aligns readings 2 µs apart across snapshot segments of
+// 4 s and offset windows of 2 s, as combine does.
+func BenchmarkAlign(b *testing.B) {
+	snaps, err := NewSnapshots(linearPairs(64, 0, 4e9, 1e6, 30, 50, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var offs []offsets.Offset
+	for w := range int64(128) {
+		offs = append(offs, offsets.Offset{NodeID: 0, RoundID: uint64(w + 1), WindowStartNS: w * 2e9, WindowEndNS: (w + 1) * 2e9, OffsetNS: 1e5, DriftPPM: 3, UncertaintyNS: 15})
+	}
+	n := NewNode(0, snaps, offsets.NewIndex(offs))
+	var sum int64
+	r := int64(2e6)
+	for b.Loop() {
+		sum += n.Align(r).Global
+		if r += 2000; r > 250e9 {
+			r = 2e6
+		}
+	}
+	if sum == 0 {
+		b.Fatal("nothing aligned")
+	}
+}

@@ -34,11 +34,13 @@ type Node struct {
 	id    int
 	snaps *Snapshots     // nil: R is taken as S
 	offs  *offsets.Index // nil: S is taken as global
-	// The answer of the last covering lookup and the readings it holds for,
-	// [from, until): successive readings of a trace mostly fall there.
-	win         offsets.Offset
-	from, until int64
-	seg         int // the snapshot segment of the last reading (see Snapshots.toHost)
+	seg   int            // the snapshot segment of the last reading (see Snapshots.toHost)
+	// The model of the last covering lookup, and the host readings it
+	// holds for, [from, until) (empty: none yet): successive readings of a
+	// trace mostly fall there.
+	from, until     int64
+	off, drift, unc float64 // OffsetNS, DriftPPM·1e-6 and UncertaintyNS²
+	windowStart     int64
 }
 
 // NewNode aligns node id's readings with its snapshot pairs and GraphCalc's
@@ -61,33 +63,40 @@ func (n *Node) Align(r int64) Time {
 			t.Flags |= Extrapolated
 		}
 	}
-	t.Global = s
-	if n.offs == nil {
-		t.Flags |= NoOffsets
-		t.Sigma = max(minSigma, sigma)
-		return t
-	}
-	var o offsets.Offset
-	covered := s >= n.from && s < n.until
-	if covered {
-		o = n.win
-	} else {
-		var until int64
-		o, covered, until = n.offs.LookupUntil(n.id, s)
-		if covered {
-			n.win, n.from, n.until = o, s, until
+	if s < n.from || s >= n.until { // not the last window's
+		if !n.lookup(s, &t) {
+			t.Global, t.Sigma = s, max(minSigma, sigma)
+			return t
 		}
 	}
+	corr := n.off + n.drift*diff(s, n.windowStart)
+	t.Global = s - int64(math.Round(corr))
+	// Not math.Hypot, which guards against overflow at a third of the
+	// cost of the whole alignment: these are ns, far from overflowing.
+	t.Sigma = max(minSigma, math.Sqrt(sigma*sigma+n.unc))
+	return t
+}
+
+// lookup finds the model for host reading s, sets n's to it and flags t
+// with what it assumed; it reports false, flagging NoOffsets, when the
+// node has none. A model that covers s is kept for the readings after s
+// that it covers too.
+func (n *Node) lookup(s int64, t *Time) bool {
+	if n.offs == nil {
+		t.Flags |= NoOffsets
+		return false
+	}
+	o, covered, until := n.offs.LookupUntil(n.id, s)
 	if o.NodeID != n.id || (o == offsets.Offset{}) {
 		t.Flags |= NoOffsets
-		t.Sigma = max(minSigma, sigma)
-		return t
+		return false
 	}
-	if !covered {
+	n.off, n.drift, n.unc, n.windowStart = o.OffsetNS, o.DriftPPM*1e-6, o.UncertaintyNS*o.UncertaintyNS, o.WindowStartNS
+	n.from, n.until = 0, 0
+	if covered {
+		n.from, n.until = s, until
+	} else {
 		t.Flags |= OutsideWindows
 	}
-	corr := o.OffsetNS + o.DriftPPM*1e-6*diff(s, o.WindowStartNS)
-	t.Global = s - int64(math.Round(corr))
-	t.Sigma = max(minSigma, math.Hypot(sigma, o.UncertaintyNS))
-	return t
+	return true
 }

@@ -29,6 +29,7 @@ package combine
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,7 +55,7 @@ import (
 )
 
 // MemoryBound states the combiner's memory bound; metadata.json repeats it.
-const MemoryBound = "one node's trace file (a Kineto trace: its decoded events and their XSpace, while converted), its parse index and output plane, the lines in flight (at most workers + 2: rewritten line, JSON text, figures) and two 1 MiB JSON chunks, plus, per node, its metadata and collective invocations"
+const MemoryBound = "one node's trace file (a Kineto trace: its decoded events and their XSpace, while converted) and the next node's, read ahead, the node's parse index, two output planes (one being written), the lines in flight (at most workers + 2: rewritten line, JSON text, figures) and two 1 MiB JSON chunks, plus, per node, its metadata and collective invocations"
 
 // Input is one node's files.
 type Input struct {
@@ -98,6 +99,9 @@ type Options struct {
 	// nodeFn (tests) replaces nodeWire, so that the reference
 	// implementation, which decodes into the generated types, can run.
 	nodeFn func(c *combiner, in Input, ns *nodeState, rn *renamer) error
+	// sortLines (tests) rewrites every line by sorting its events
+	// (rewriteSorting), as only lines out of order are otherwise.
+	sortLines bool
 }
 
 // Result is what Combine produced.
@@ -146,12 +150,17 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 	}
 	defer out.cleanup()
 	defer func() {
+		c.space.abort() // ends the writing goroutine on an error; a no-op after finish
 		if c.json != nil {
 			c.json.abort() // ends the gzip goroutine on an error; a no-op after finish
 		}
 	}()
 	var nodes []validate.Node
-	for _, in := range inputs {
+	for i, in := range inputs {
+		c.following = nil
+		if i+1 < len(inputs) {
+			c.following = &inputs[i+1]
+		}
 		ops, err := c.node(in)
 		if err != nil {
 			return nil, err
@@ -203,6 +212,10 @@ type combiner struct {
 	tcs     []*transcoder      // each line goroutine's (tcs[0] is tc)
 	workers int
 	outs    chan *lineOut // free line results
+	// following is the input combined after this one, whose trace file
+	// ahead reads while this one is combined (nil: none).
+	following *Input
+	ahead     *readingAhead
 	// timeBase is the Unix time (ns) the output's times count from: the
 	// time_base_ns of the first plane combined (baseFrom's), 0 for an
 	// XSpace without one.
@@ -477,39 +490,67 @@ func (c *combiner) finish() error {
 }
 
 // spaceWriter streams an XSpace: each plane as one repeated field 1, the
-// host names as field 4. Planes are marshalled deterministically, so equal
-// inputs give equal bytes.
+// host names as field 4. A goroutine of its own (a pipeWriter) writes
+// them, so that building the next plane overlaps writing this one. Planes
+// are marshalled deterministically, so equal inputs give equal bytes.
 type spaceWriter struct {
-	w   *bufio.Writer
-	buf []byte
+	bw   *bufio.Writer
+	pipe *pipeWriter
+	buf  []byte // the next field's, from the pipe's free list
 }
 
+// fieldRoom is the room a field's buffer keeps for its tag and length.
+const fieldRoom = 1 + binary.MaxVarintLen64
+
+func newSpaceWriter(w io.Writer) *spaceWriter {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	s := &spaceWriter{bw: bw, pipe: newPipeWriter(bw, 2, 0)}
+	s.buf = s.pipe.buffer()
+	return s
+}
+
+// message returns an empty buffer for the next field's message: append
+// the message to it (past the room kept for the field's tag and length)
+// and pass it to field.
+func (s *spaceWriter) message() []byte {
+	return append(s.buf[:0], make([]byte, fieldRoom)...)
+}
+
+// field writes the message b, which message returned and the caller
+// appended to, as field num. The writer owns b from then on.
 func (s *spaceWriter) field(num protowire.Number, b []byte) error {
-	s.buf = protowire.AppendTag(s.buf[:0], num, protowire.BytesType)
-	s.buf = protowire.AppendVarint(s.buf, uint64(len(b)))
-	if _, err := s.w.Write(s.buf); err != nil {
-		return err
-	}
-	_, err := s.w.Write(b)
+	var h [fieldRoom]byte
+	hdr := protowire.AppendVarint(protowire.AppendTag(h[:0], num, protowire.BytesType), uint64(len(b)-fieldRoom))
+	from := fieldRoom - len(hdr)
+	copy(b[from:], hdr)
+	var err error
+	s.buf, err = s.pipe.writeFrom(b, from)
 	return err
 }
 
 func (s *spaceWriter) plane(p *xplanepb.XPlane) error {
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+	b, err := proto.MarshalOptions{Deterministic: true}.MarshalAppend(s.message(), p)
 	if err != nil {
 		return fmt.Errorf("combine: marshal plane %s: %w", p.Name, err)
 	}
-	return s.field(1, b)
+	return s.field(fSpacePlanes, b)
 }
 
+// hostnames writes the host names and ends the stream.
 func (s *spaceWriter) hostnames(h []string) error {
 	for _, name := range h {
-		if err := s.field(4, []byte(name)); err != nil {
+		if err := s.field(fSpaceHostnames, append(s.message(), name...)); err != nil {
 			return err
 		}
 	}
-	return s.w.Flush()
+	if err := s.pipe.close(); err != nil {
+		return err
+	}
+	return s.bw.Flush()
 }
+
+// abort ends the writing goroutine after an error elsewhere.
+func (s *spaceWriter) abort() { s.pipe.close() }
 
 // outputs are the pending output files, replaced atomically together at
 // the end.

@@ -84,11 +84,19 @@ func NodeOfTrace(path string, pos int) (int, error) {
 // Kineto trace converted.
 func (c *combiner) readSpace(in Input, md *NodeMetadata) ([]byte, error) {
 	if !IsKineto(in.Trace) {
-		data, err := os.ReadFile(in.Trace)
-		if err != nil {
-			return nil, fmt.Errorf("combine: read %s: %w", in.Trace, err)
+		ahead := c.ahead
+		if ahead == nil || ahead.path != in.Trace {
+			ahead = readAhead(in.Trace)
 		}
-		return data, nil
+		<-ahead.done
+		c.ahead = nil
+		if ahead.err != nil {
+			return nil, fmt.Errorf("combine: read %s: %w", in.Trace, ahead.err)
+		}
+		if c.following != nil && !IsKineto(c.following.Trace) {
+			c.ahead = readAhead(c.following.Trace)
+		}
+		return ahead.data, nil
 	}
 	if in.Snapshots != "" {
 		return nil, fmt.Errorf("combine: %s is a Kineto trace, stamped on the host clock: it takes no snapshot file, but %s was given", in.Trace, in.Snapshots)
@@ -126,4 +134,23 @@ func (c *combiner) setBase(ns *nodeState, path, plane string, base int64) error 
 	}
 	ns.setBase(base, c.timeBase)
 	return nil
+}
+
+// readingAhead is a trace file that a goroutine of its own reads, so
+// that reading the next node's trace overlaps combining this one's.
+type readingAhead struct {
+	path string
+	done chan struct{} // closed once data and err are set
+	data []byte
+	err  error
+}
+
+// readAhead starts reading the file at path.
+func readAhead(path string) *readingAhead {
+	r := &readingAhead{path: path, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.data, r.err = os.ReadFile(path)
+	}()
+	return r
 }

@@ -1,6 +1,7 @@
 package combine
 
 import (
+	"math"
 	"sync"
 
 	"github.com/chronosync/chronosync/analysis/align"
@@ -26,6 +27,7 @@ type planeJob struct {
 	pid          int64
 	node         int
 	json, print  bool
+	sortLines    bool       // Options.sortLines
 	ns           *nodeState // its alignment setup and time bases only
 }
 
@@ -68,12 +70,14 @@ type lineAligner struct {
 	al                     *align.Node // nil: no correction
 	inBase, outBase, shift int64
 	out                    *lineOut
+	prev                   int64 // the last aligned start, ps
 }
 
 // aligner sets up t's alignment for a line of the node ns, into out.
 func (t *transcoder) aligner(ns *nodeState, out *lineOut) *lineAligner {
 	a := &t.al
 	a.out, a.inBase, a.outBase, a.shift = out, ns.inBase, ns.outBase, ns.shift
+	a.prev = math.MinInt64
 	a.al = nil
 	if ns.al != nil {
 		if t.alNode != ns { // one align.Node per goroutine and node

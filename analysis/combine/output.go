@@ -1,7 +1,6 @@
 package combine
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,16 +20,18 @@ func (c *combiner) open() (*outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.space = &spaceWriter{w: bufio.NewWriterSize(f, 1<<16)}
+	c.space = newSpaceWriter(f)
 	c.names = map[string]string{}
 	if !c.o.NoTraceJSON {
 		path := OutputBase(c.o.Output) + ".trace.json.gz"
 		jf, err := out.create(path)
 		if err != nil {
+			c.space.abort()
 			out.cleanup()
 			return nil, err
 		}
 		if c.json, err = newTraceJSON(jf); err != nil {
+			c.space.abort()
 			out.cleanup()
 			return nil, err
 		}

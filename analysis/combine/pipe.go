@@ -11,7 +11,7 @@ import (
 // only when every buffer is in flight. After an error of w the goroutine
 // drops what follows, and write and close report the error.
 type pipeWriter struct {
-	jobs chan []byte
+	jobs chan chunk
 	free chan []byte
 	done chan struct{}
 	once sync.Once
@@ -19,23 +19,29 @@ type pipeWriter struct {
 	err  error
 }
 
+// chunk is a buffer to write from offset from on.
+type chunk struct {
+	b    []byte
+	from int
+}
+
 // newPipeWriter starts the goroutine with n buffers of capacity size.
 func newPipeWriter(w io.Writer, n, size int) *pipeWriter {
-	p := &pipeWriter{jobs: make(chan []byte, n), free: make(chan []byte, n), done: make(chan struct{})}
+	p := &pipeWriter{jobs: make(chan chunk, n), free: make(chan []byte, n), done: make(chan struct{})}
 	for range n {
 		p.free <- make([]byte, 0, size)
 	}
 	go func() {
 		defer close(p.done)
-		for b := range p.jobs {
+		for c := range p.jobs {
 			if p.error() == nil {
-				if _, err := w.Write(b); err != nil {
+				if _, err := w.Write(c.b[c.from:]); err != nil {
 					p.mu.Lock()
 					p.err = err
 					p.mu.Unlock()
 				}
 			}
-			p.free <- b[:0]
+			p.free <- c.b[:0]
 		}
 	}()
 	return p
@@ -52,11 +58,14 @@ func (p *pipeWriter) buffer() []byte { return <-p.free }
 
 // write hands b to the goroutine (which owns it from then on) and returns
 // an empty buffer.
-func (p *pipeWriter) write(b []byte) ([]byte, error) {
+func (p *pipeWriter) write(b []byte) ([]byte, error) { return p.writeFrom(b, 0) }
+
+// writeFrom is write of b[from:]; the buffer comes back whole, b[:0].
+func (p *pipeWriter) writeFrom(b []byte, from int) ([]byte, error) {
 	if err := p.error(); err != nil {
 		return b[:0], err
 	}
-	p.jobs <- b
+	p.jobs <- chunk{b, from}
 	return <-p.free, nil
 }
 

@@ -1,16 +1,12 @@
 package combine
 
 import (
-	"cmp"
-	"fmt"
 	"math"
-	"slices"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/chronosync/chronosync/analysis/align"
-	"github.com/chronosync/chronosync/analysis/validate"
 	"github.com/chronosync/chronosync/trace/xspace"
 )
 
@@ -34,7 +30,7 @@ type transcoder struct {
 	order  []int
 	others []byte
 	ev     []byte
-	body   []byte
+	evbuf  []byte // a line's events, rewritten in order
 	jargs  []byte
 	al     lineAligner
 	alFor  *align.Node // the alignment of alNode's lines in this goroutine
@@ -67,12 +63,12 @@ func (p *wirePlane) addStat(name string, add *[]added) int64 {
 func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int64, node int, hostname string) error {
 	var newStats []added
 	pj := &planeJob{p: p, path: path, name: name, node: node, pid: 1 + id, ns: t.ns,
-		json: c.json != nil, print: c.o.PrintEvents != nil}
+		json: c.json != nil, print: c.o.PrintEvents != nil, sortLines: c.o.sortLines}
 	pj.uncID = p.addStat(statUncertainty, &newStats)
 	hloID, hasHlo := p.statID(statHloOp)
 	gpu := len(p.name) >= len(gpuPrefix) && p.name[:len(gpuPrefix)] == gpuPrefix
 	pj.hloID, pj.collectives = hloID, hasHlo && gpu
-	body := t.body[:0]
+	body := c.space.message()
 	body = protowire.AppendTag(body, fPlaneID, protowire.VarintType)
 	body = protowire.AppendVarint(body, uint64(id))
 	body = protowire.AppendTag(body, fPlaneName, protowire.BytesType)
@@ -135,7 +131,6 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 		body = appendStat(body, fPlaneStats, baseID, fStatInt, uint64(c.timeBase), "")
 	}
 	body = append(body, p.extra...)
-	t.body = body
 	return c.space.field(fSpacePlanes, body)
 }
 
@@ -177,153 +172,6 @@ func eventStat(b []byte, p *wirePlane, id int64) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// rewriteLine aligns one line's timed events into out: the new line
-// message, its JSON text and printed events, the correction at its first
-// timed event (ps) and the line's figures. The events keep their order by
-// raw start (a later event whose aligned start would come earlier starts
-// with its predecessor instead, and is counted), the line is re-based on
-// its earliest aligned event, and every timed event gets a
-// clock_uncertainty_ns stat.
-func (t *transcoder) rewriteLine(pj *planeJob, b []byte, out *lineOut) error {
-	p := pj.p
-	var ts, lineID, displayID int64
-	var lineName, displayName []byte
-	others := t.others[:0]
-	t.evs = t.evs[:0]
-	for len(b) > 0 {
-		f, rest, err := next(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		switch f.num {
-		case fLineTimestamp:
-			ts = int64(f.v)
-		case fLineEvents:
-			e, err := parseEvent(f.data)
-			if err != nil {
-				return err
-			}
-			t.evs = append(t.evs, e)
-		default:
-			switch f.num {
-			case 1:
-				lineID = int64(f.v)
-			case 10:
-				displayID = int64(f.v)
-			case 2:
-				lineName = f.data
-			case 11:
-				displayName = f.data
-			}
-			others = append(others, f.raw...)
-		}
-	}
-	t.others = others
-	if ts > maxLineNs || ts < -maxLineNs {
-		return fmt.Errorf("combine: %s: plane %s line %d: timestamp_ns %d is beyond ±%d ns, too far from zero for picosecond times (are they Unix-epoch ns? XSpace timestamps are relative to the profile's start)",
-			pj.path, p.name, lineID, ts, int64(maxLineNs))
-	}
-	t.order = t.order[:0]
-	for i := range t.evs {
-		if t.evs[i].timed {
-			t.order = append(t.order, i)
-		}
-	}
-	byOffset := func(a, b int) int { return cmp.Compare(t.evs[a].offset, t.evs[b].offset) }
-	if !slices.IsSortedFunc(t.order, byOffset) { // a stable sort of sorted events keeps them
-		slices.SortStableFunc(t.order, byOffset)
-	}
-	al := t.aligner(pj.ns, out)
-	base := ts * 1000
-	prev, lineMin := int64(math.MinInt64), int64(math.MaxInt64)
-	for k, i := range t.order {
-		e := &t.evs[i]
-		raw := base + e.offset
-		start, s1 := al.alignPs(raw)
-		end, s2 := al.alignPs(raw + e.dur)
-		if start < prev {
-			start = prev
-			out.fixes++
-		}
-		prev = start
-		e.start, e.newDur, e.sigma = start, max(0, end-start), max(s1, s2)
-		out.sigmas = append(out.sigmas, e.sigma)
-		lineMin = min(lineMin, start)
-		raw += al.shift * 1000 // from the output's base
-		corr := start - raw
-		out.maxCorr = max(out.maxCorr, abs(corr)/1000)
-		if k == 0 {
-			out.skew = corr
-		}
-		if !out.haveFirst || raw < out.firstRaw {
-			out.firstRaw, out.firstCorr, out.haveFirst = raw, corr, true
-		}
-		out.events++
-	}
-	newTs := ts
-	if len(t.order) > 0 {
-		newTs = floorDiv(lineMin, 1000)
-		if newTs > maxLineNs || newTs < -maxLineNs {
-			return fmt.Errorf("combine: %s: plane %s line %d: aligned, its events lie %d ns from the combined trace's time base, beyond the ±%d ns of picosecond times (are the inputs on unrelated clocks?)",
-				pj.path, p.name, lineID, newTs, int64(maxLineNs))
-		}
-	}
-	line := append(out.line[:0], others...)
-	if newTs != 0 {
-		line = protowire.AppendTag(line, fLineTimestamp, protowire.VarintType)
-		line = protowire.AppendVarint(line, uint64(newTs))
-	}
-	tid := displayID
-	if tid == 0 {
-		tid = lineID
-	}
-	if pj.json {
-		n := displayName
-		if len(n) == 0 {
-			n = lineName
-		}
-		out.json = appendThreadJSON(append(out.json, ',', '\n'), pj.pid, tid, n)
-	}
-	nb := newTs * 1000
-	for i := range t.evs {
-		e := &t.evs[i]
-		if !e.timed {
-			line = protowire.AppendTag(line, fLineEvents, protowire.BytesType)
-			line = protowire.AppendBytes(line, e.raw)
-			continue
-		}
-		m := p.meta[e.meta]
-		wantHlo := pj.collectives && m != nil && m.collective
-		var hlo string
-		var hasHlo bool
-		var err error
-		if line, hlo, hasHlo, err = t.appendEvent(line, p, e, e.start-nb, pj.uncID, pj.hloID, wantHlo); err != nil {
-			return err
-		}
-		if wantHlo {
-			if !hasHlo && m.hasHlo {
-				hlo, hasHlo = m.hloOp, true
-			}
-			if hasHlo {
-				out.ops = append(out.ops, validate.Op{Key: hlo, StartNs: e.start / 1000, EndNs: (e.start + e.newDur) / 1000})
-			}
-		}
-		if pj.json {
-			out.json = t.eventJSON(append(out.json, ',', '\n'), p, e, m, pj.pid, tid)
-		}
-		if pj.print {
-			name := ""
-			if m != nil {
-				name = m.name
-			}
-			out.print = fmt.Appendf(out.print, "node %d %s line %d %s start %d ps dur %d ps\n", pj.node, pj.name, lineID, name, e.start, e.newDur)
-		}
-	}
-	out.line, out.timed = line, len(t.order) > 0
-	return nil
 }
 
 // parseEvent reads the fields of an event the combiner rewrites. When the

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -18,7 +19,9 @@ import (
 // TestWireMatchesProto: rewriting at the wire level gives the same
 // combined XSpace (proto.Equal), the same Chrome trace (byte for byte) and
 // the same metadata as decoding into the generated types, on synthetic
-// traces with every correction and on real ones.
+// traces with every correction and on real ones; and rewriting every line
+// by sorting its events gives the very bytes of rewriting lines in order
+// where they are.
 func TestWireMatchesProto(t *testing.T) {
 	real := filepath.Join("..", "..", "testdata", "realdata")
 	for _, tc := range []struct {
@@ -28,6 +31,13 @@ func TestWireMatchesProto(t *testing.T) {
 		{"synthetic", func(t *testing.T, dir string) ([]Input, Options) {
 			in, offs := writeSynth(t, dir, synthClocks, 40)
 			return in, Options{Offsets: offs, Validate: true, PlanePrefix: "/clusterA"}
+		}},
+		{"synthetic, lines out of order", func(t *testing.T, dir string) ([]Input, Options) {
+			in, offs := writeSynth(t, dir, synthClocks, 40)
+			for _, x := range in {
+				reverseLines(t, x.Trace)
+			}
+			return in, Options{Offsets: offs, Validate: true}
 		}},
 		{"synthetic, no correction", func(t *testing.T, dir string) ([]Input, Options) {
 			in, offs := writeSynth(t, dir, synthClocks, 10)
@@ -57,6 +67,17 @@ func TestWireMatchesProto(t *testing.T) {
 			wire, err := Combine(in, o)
 			if err != nil {
 				t.Fatal(err)
+			}
+			sorting := o
+			sorting.Output, sorting.sortLines = filepath.Join(dir, "sorting", "combined.xplane.pb"), true
+			if _, err := Combine(in, sorting); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{"combined.xplane.pb", "combined.trace.json.gz"} {
+				a, b := readFile(t, filepath.Join(dir, "wire", f)), readFile(t, filepath.Join(dir, "sorting", f))
+				if !bytes.Equal(a, b) {
+					t.Errorf("%s: rewriting lines in order gives %d bytes, by sorting %d, not the same", f, len(a), len(b))
+				}
 			}
 			o.Output, o.nodeFn = filepath.Join(dir, "proto", "combined.xplane.pb"), (*combiner).nodeProto
 			ref, err := Combine(in, o)
@@ -95,6 +116,33 @@ func TestWireMatchesProto(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reverseLines reverses the order of every line's events in the XSpace
+// at path.
+func reverseLines(t *testing.T, path string) {
+	t.Helper()
+	space, err := xspace.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range space.Planes {
+		for _, l := range p.Lines {
+			slices.Reverse(l.Events)
+		}
+	}
+	if err := xspace.Write(path, space); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func gunzipFile(t *testing.T, path string) []byte {

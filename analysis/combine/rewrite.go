@@ -1,0 +1,315 @@
+package combine
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/chronosync/chronosync/analysis/validate"
+)
+
+// A line is rewritten in two passes over its bytes: the first reads the
+// line's own fields (its timestamp_ns among them, which its events' times
+// are relative to, wherever the encoder put it), the second its events.
+// A line whose timed events come in the order of their offsets, as
+// tracers write them, is rewritten within that second pass, each event
+// aligned and written as it is read (rewriteInOrder). Any other line, and
+// any line that fails there, is rewritten by keeping its events and
+// sorting them first (rewriteSorting), which also reports the errors. The
+// two give the same bytes for a line both can rewrite.
+
+// lineHead is a line's own fields: everything but its events.
+type lineHead struct {
+	ts, id, displayID int64
+	name, displayName []byte
+	others            []byte // its fields but timestamp_ns and events, as they were, in order
+}
+
+// tid is the line's thread id in the JSON export.
+func (h *lineHead) tid() int64 {
+	if h.displayID != 0 {
+		return h.displayID
+	}
+	return h.id
+}
+
+// threadName is the line's thread name in the JSON export.
+func (h *lineHead) threadName() []byte {
+	if len(h.displayName) != 0 {
+		return h.displayName
+	}
+	return h.name
+}
+
+// appendTo appends the line's own fields, with timestamp_ns ts, to b.
+func (h *lineHead) appendTo(b []byte, ts int64) []byte {
+	b = append(b, h.others...)
+	if ts != 0 {
+		b = protowire.AppendTag(b, fLineTimestamp, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(ts))
+	}
+	return b
+}
+
+// eventAt returns the events field (its message) at the start of b, if b
+// starts with one, and what follows the field.
+func eventAt(b []byte) (data, rest []byte, ok bool, err error) {
+	if len(b) > 1 && b[0] == tagLineEvents && b[1] < 0x80 {
+		if end := 2 + int(b[1]); end <= len(b) {
+			return b[2:end], b[end:], true, nil
+		}
+	}
+	f, rest, err := next(b)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return f.data, rest, f.num == fLineEvents, nil
+}
+
+// lineHead reads the line b's own fields, into t's scratch.
+func (t *transcoder) lineHead(pj *planeJob, b []byte) (lineHead, error) {
+	h := lineHead{others: t.others[:0]}
+	for len(b) > 0 {
+		if _, rest, ok, _ := eventAt(b); ok {
+			b = rest
+			continue
+		}
+		f, rest, err := next(b)
+		if err != nil {
+			return h, err
+		}
+		b = rest
+		switch f.num {
+		case fLineTimestamp:
+			h.ts = int64(f.v)
+			continue
+		case 1:
+			h.id = int64(f.v)
+		case 10:
+			h.displayID = int64(f.v)
+		case 2:
+			h.name = f.data
+		case 11:
+			h.displayName = f.data
+		}
+		h.others = append(h.others, f.raw...)
+	}
+	t.others = h.others
+	if h.ts > maxLineNs || h.ts < -maxLineNs {
+		return h, fmt.Errorf("combine: %s: plane %s line %d: timestamp_ns %d is beyond ±%d ns, too far from zero for picosecond times (are they Unix-epoch ns? XSpace timestamps are relative to the profile's start)",
+			pj.path, pj.p.name, h.id, h.ts, int64(maxLineNs))
+	}
+	return h, nil
+}
+
+// checkTs checks a line's new timestamp_ns.
+func checkTs(pj *planeJob, h *lineHead, ts int64) error {
+	if ts > maxLineNs || ts < -maxLineNs {
+		return fmt.Errorf("combine: %s: plane %s line %d: aligned, its events lie %d ns from the combined trace's time base, beyond the ±%d ns of picosecond times (are the inputs on unrelated clocks?)",
+			pj.path, pj.p.name, h.id, ts, int64(maxLineNs))
+	}
+	return nil
+}
+
+// rewriteLine aligns one line's timed events into out: the new line
+// message, its JSON text and printed events, the correction at its first
+// timed event (ps) and the line's figures. The events keep their order by
+// raw start (a later event whose aligned start would come earlier starts
+// with its predecessor instead, and is counted), the line is re-based on
+// its earliest aligned event, and every timed event gets a
+// clock_uncertainty_ns stat.
+func (t *transcoder) rewriteLine(pj *planeJob, b []byte, out *lineOut) error {
+	h, err := t.lineHead(pj, b)
+	if err != nil {
+		return err
+	}
+	if !pj.sortLines && t.rewriteInOrder(pj, b, &h, out) {
+		return nil
+	}
+	out.reset()
+	return t.rewriteSorting(pj, b, &h, out)
+}
+
+// rewriteInOrder is rewriteLine for a line whose timed events come in the
+// order of their offsets: it aligns and writes each event as it reads it.
+// It returns false, leaving out to be reset, when they do not or when
+// anything fails.
+func (t *transcoder) rewriteInOrder(pj *planeJob, b []byte, h *lineHead, out *lineOut) bool {
+	al := t.aligner(pj.ns, out)
+	tid := h.tid()
+	if pj.json {
+		out.json = appendThreadJSON(append(out.json, ',', '\n'), pj.pid, tid, h.threadName())
+	}
+	evs := t.evbuf[:0]
+	base, newTs, nb := h.ts*1000, h.ts, int64(0)
+	prevOffset, first := int64(math.MinInt64), true
+	for len(b) > 0 {
+		data, rest, ok, err := eventAt(b)
+		if err != nil {
+			return false
+		}
+		b = rest
+		if !ok {
+			continue
+		}
+		e, err := parseEvent(data)
+		if err != nil {
+			return false
+		}
+		if !e.timed {
+			evs = appendUntimed(evs, e.raw)
+			continue
+		}
+		if e.offset < prevOffset {
+			return false
+		}
+		prevOffset = e.offset
+		al.event(&e, base, first)
+		if first {
+			// Aligned starts never go backwards: the first is the least.
+			newTs = floorDiv(e.start, 1000)
+			if checkTs(pj, h, newTs) != nil {
+				return false
+			}
+			nb, first = newTs*1000, false
+		}
+		if evs, err = t.emitEvent(evs, pj, &e, nb, tid, h.id, out); err != nil {
+			return false
+		}
+	}
+	t.evbuf = evs
+	out.line = append(h.appendTo(out.line[:0], newTs), evs...)
+	out.timed = !first
+	return true
+}
+
+// rewriteSorting is rewriteLine for any line: it keeps the line's events,
+// aligns the timed ones in the order of their offsets, then writes them
+// all in their own order.
+func (t *transcoder) rewriteSorting(pj *planeJob, b []byte, h *lineHead, out *lineOut) error {
+	t.evs = t.evs[:0]
+	for len(b) > 0 {
+		data, rest, ok, err := eventAt(b)
+		if err != nil {
+			return err
+		}
+		b = rest
+		if !ok {
+			continue
+		}
+		e, err := parseEvent(data)
+		if err != nil {
+			return err
+		}
+		t.evs = append(t.evs, e)
+	}
+	t.order = t.order[:0]
+	for i := range t.evs {
+		if t.evs[i].timed {
+			t.order = append(t.order, i)
+		}
+	}
+	slices.SortStableFunc(t.order, func(a, b int) int { return cmp.Compare(t.evs[a].offset, t.evs[b].offset) })
+	al := t.aligner(pj.ns, out)
+	lineMin := int64(math.MaxInt64)
+	for k, i := range t.order {
+		e := &t.evs[i]
+		al.event(e, h.ts*1000, k == 0)
+		lineMin = min(lineMin, e.start)
+	}
+	newTs := h.ts
+	if len(t.order) > 0 {
+		newTs = floorDiv(lineMin, 1000)
+		if err := checkTs(pj, h, newTs); err != nil {
+			return err
+		}
+	}
+	line := h.appendTo(out.line[:0], newTs)
+	tid := h.tid()
+	if pj.json {
+		out.json = appendThreadJSON(append(out.json, ',', '\n'), pj.pid, tid, h.threadName())
+	}
+	nb := newTs * 1000
+	for i := range t.evs {
+		e := &t.evs[i]
+		if !e.timed {
+			line = appendUntimed(line, e.raw)
+			continue
+		}
+		var err error
+		if line, err = t.emitEvent(line, pj, e, nb, tid, h.id, out); err != nil {
+			return err
+		}
+	}
+	out.line, out.timed = line, len(t.order) > 0
+	return nil
+}
+
+// appendUntimed appends an event without offset_ps, as it was, to a line.
+func appendUntimed(line, ev []byte) []byte {
+	line = protowire.AppendTag(line, fLineEvents, protowire.BytesType)
+	return protowire.AppendBytes(line, ev)
+}
+
+// event aligns the timed event e of a line whose times are relative to
+// base (ps) into e.start, e.newDur and e.sigma, keeping starts from going
+// backwards, and counts it into the line's figures; first marks the
+// line's first timed event.
+func (a *lineAligner) event(e *wireEvent, base int64, first bool) {
+	out := a.out
+	raw := base + e.offset
+	start, s1 := a.alignPs(raw)
+	end, s2 := a.alignPs(raw + e.dur)
+	if start < a.prev {
+		start = a.prev
+		out.fixes++
+	}
+	a.prev = start
+	e.start, e.newDur, e.sigma = start, max(0, end-start), max(s1, s2)
+	out.sigmas = append(out.sigmas, e.sigma)
+	raw += a.shift * 1000 // from the output's base
+	corr := start - raw
+	out.maxCorr = max(out.maxCorr, abs(corr)/1000)
+	if first {
+		out.skew = corr
+	}
+	if !out.haveFirst || raw < out.firstRaw {
+		out.firstRaw, out.firstCorr, out.haveFirst = raw, corr, true
+	}
+	out.events++
+}
+
+// emitEvent appends the aligned timed event e to line (whose new times
+// are relative to nb, ps), its JSON and its printed form to out, and its
+// collective invocation to out's ops.
+func (t *transcoder) emitEvent(line []byte, pj *planeJob, e *wireEvent, nb, tid, lineID int64, out *lineOut) ([]byte, error) {
+	p := pj.p
+	m := p.meta[e.meta]
+	wantHlo := pj.collectives && m != nil && m.collective
+	line, hlo, hasHlo, err := t.appendEvent(line, p, e, e.start-nb, pj.uncID, pj.hloID, wantHlo)
+	if err != nil {
+		return line, err
+	}
+	if wantHlo {
+		if !hasHlo && m.hasHlo {
+			hlo, hasHlo = m.hloOp, true
+		}
+		if hasHlo {
+			out.ops = append(out.ops, validate.Op{Key: hlo, StartNs: e.start / 1000, EndNs: (e.start + e.newDur) / 1000})
+		}
+	}
+	if pj.json {
+		out.json = t.eventJSON(append(out.json, ',', '\n'), p, e, m, pj.pid, tid)
+	}
+	if pj.print {
+		name := ""
+		if m != nil {
+			name = m.name
+		}
+		out.print = fmt.Appendf(out.print, "node %d %s line %d %s start %d ps dur %d ps\n", pj.node, pj.name, lineID, name, e.start, e.newDur)
+	}
+	return line, nil
+}
