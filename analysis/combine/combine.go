@@ -212,6 +212,7 @@ type combiner struct {
 	tcs     []*transcoder      // each line goroutine's (tcs[0] is tc)
 	workers int
 	outs    chan *lineOut // free line results
+	sigmas  []float64     // the buffer of a node's uncertainties, reused
 	// following is the input combined after this one, whose trace file
 	// ahead reads while this one is combined (nil: none).
 	following *Input
@@ -244,7 +245,7 @@ func (c *combiner) loadOffsets() error {
 // node aligns, renames and writes one node's planes.
 func (c *combiner) node(in Input) ([]validate.Op, error) {
 	md := NodeMetadata{ID: in.Node, Trace: c.rel(in.Trace), Hostname: fmt.Sprintf("node%d", in.Node), OffsetWindows: c.windows[in.Node]}
-	ns := &nodeState{id: in.Node, md: &md}
+	ns := &nodeState{id: in.Node, md: &md, sigmas: c.sigmas[:0]}
 	rn := &renamer{node: in.Node, prefix: c.o.PlanePrefix}
 	nodeFn := (*combiner).nodeWire
 	if c.o.nodeFn != nil {
@@ -258,6 +259,7 @@ func (c *combiner) node(in Input) ([]validate.Op, error) {
 		md.UncertaintyP50NS = stats.Median(ns.sigmas)
 		md.UncertaintyMaxNS = slices.Max(ns.sigmas)
 	}
+	c.sigmas = ns.sigmas
 	c.hosts = append(c.hosts, md.Hostname)
 	c.meta = append(c.meta, clockMetadataPlane(rn.nodePrefix()+"/clock_metadata", &md))
 	c.md.Nodes = append(c.md.Nodes, md)

@@ -34,6 +34,7 @@ type planeJob struct {
 // lineOut is one rewritten line, merged into the node's state in order.
 type lineOut struct {
 	line, json, print []byte
+	lineFrom          int   // the line message is line[lineFrom:] (see finish)
 	skew              int64 // the correction at its first timed event, ps
 	timed             bool  // it has a timed event
 

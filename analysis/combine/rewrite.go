@@ -2,6 +2,7 @@ package combine
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -44,14 +45,28 @@ func (h *lineHead) threadName() []byte {
 	return h.name
 }
 
-// appendTo appends the line's own fields, with timestamp_ns ts, to b.
-func (h *lineHead) appendTo(b []byte, ts int64) []byte {
-	b = append(b, h.others...)
+// lineRoom is the room a rewritten line keeps at its start for its
+// timestamp_ns field, which is known only once its first timed event is
+// aligned.
+const lineRoom = 1 + binary.MaxVarintLen64
+
+// start returns b emptied, then the room for timestamp_ns and the line's
+// other own fields: the start of the rewritten line, its events to be
+// appended.
+func (h *lineHead) start(b []byte) []byte {
+	return append(append(b[:0], make([]byte, lineRoom)...), h.others...)
+}
+
+// finish sets out's line to the rewritten line b (from start), with
+// timestamp_ns ts written into its room.
+func finish(out *lineOut, b []byte, ts int64) {
+	out.line, out.lineFrom = b, lineRoom
 	if ts != 0 {
-		b = protowire.AppendTag(b, fLineTimestamp, protowire.VarintType)
-		b = protowire.AppendVarint(b, uint64(ts))
+		var f [lineRoom]byte
+		field := protowire.AppendVarint(append(f[:0], byte(fLineTimestamp<<3|protowire.VarintType)), uint64(ts))
+		out.lineFrom -= len(field)
+		copy(b[out.lineFrom:], field)
 	}
-	return b
 }
 
 // eventAt returns the events field (its message) at the start of b, if b
@@ -143,7 +158,7 @@ func (t *transcoder) rewriteInOrder(pj *planeJob, b []byte, h *lineHead, out *li
 	if pj.json {
 		out.json = appendThreadJSON(append(out.json, ',', '\n'), pj.pid, tid, h.threadName())
 	}
-	evs := t.evbuf[:0]
+	line := h.start(out.line)
 	base, newTs, nb := h.ts*1000, h.ts, int64(0)
 	prevOffset, first := int64(math.MinInt64), true
 	for len(b) > 0 {
@@ -155,12 +170,12 @@ func (t *transcoder) rewriteInOrder(pj *planeJob, b []byte, h *lineHead, out *li
 		if !ok {
 			continue
 		}
-		e, err := parseEvent(data)
-		if err != nil {
+		var e wireEvent
+		if parseEventInto(&e, data) != nil {
 			return false
 		}
 		if !e.timed {
-			evs = appendUntimed(evs, e.raw)
+			line = appendUntimed(line, e.raw)
 			continue
 		}
 		if e.offset < prevOffset {
@@ -176,12 +191,11 @@ func (t *transcoder) rewriteInOrder(pj *planeJob, b []byte, h *lineHead, out *li
 			}
 			nb, first = newTs*1000, false
 		}
-		if evs, err = t.emitEvent(evs, pj, &e, nb, tid, h.id, out); err != nil {
+		if line, err = t.emitEvent(line, pj, &e, nb, tid, h.id, out); err != nil {
 			return false
 		}
 	}
-	t.evbuf = evs
-	out.line = append(h.appendTo(out.line[:0], newTs), evs...)
+	finish(out, line, newTs)
 	out.timed = !first
 	return true
 }
@@ -227,7 +241,7 @@ func (t *transcoder) rewriteSorting(pj *planeJob, b []byte, h *lineHead, out *li
 			return err
 		}
 	}
-	line := h.appendTo(out.line[:0], newTs)
+	line := h.start(out.line)
 	tid := h.tid()
 	if pj.json {
 		out.json = appendThreadJSON(append(out.json, ',', '\n'), pj.pid, tid, h.threadName())
@@ -244,7 +258,8 @@ func (t *transcoder) rewriteSorting(pj *planeJob, b []byte, h *lineHead, out *li
 			return err
 		}
 	}
-	out.line, out.timed = line, len(t.order) > 0
+	finish(out, line, newTs)
+	out.timed = len(t.order) > 0
 	return nil
 }
 

@@ -30,7 +30,6 @@ type transcoder struct {
 	order  []int
 	others []byte
 	ev     []byte
-	evbuf  []byte // a line's events, rewritten in order
 	jargs  []byte
 	al     lineAligner
 	alFor  *align.Node // the alignment of alNode's lines in this goroutine
@@ -85,7 +84,7 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 			skew, haveSkew = out.skew, true
 		}
 		body = protowire.AppendTag(body, fPlaneLines, protowire.BytesType)
-		body = protowire.AppendBytes(body, out.line)
+		body = protowire.AppendBytes(body, out.line[out.lineFrom:])
 		out.mergeInto(t.ns)
 		if c.json != nil {
 			if err := c.json.raw(out.json); err != nil {
@@ -179,36 +178,45 @@ func eventStat(b []byte, p *wirePlane, id int64) (string, bool) {
 // bytes (C++ encoders write them after those; Go's writes the offset_ps
 // oneof after them), tail is that run, so that rewriting copies it whole.
 func parseEvent(b []byte) (wireEvent, error) {
-	e := wireEvent{raw: b, tailOK: true}
+	var e wireEvent
+	err := parseEventInto(&e, b)
+	return e, err
+}
+
+// parseEventInto is parseEvent into *e.
+func parseEventInto(e *wireEvent, b []byte) error {
+	*e = wireEvent{raw: b, tailOK: true}
 	closed := -1 // len(b) where tail's run ended (a field 1–3 after it)
 	for len(b) > 0 {
 		at := len(b)
-		// Fast path: fields 1–3 as varints, the way every encoder writes
-		// them; anything else goes through next.
+		// Fast paths: fields 1–3 as varints, the way every encoder writes
+		// them, and short length-delimited fields 4–15 (stats); anything
+		// else goes through next.
 		var num protowire.Number
 		var v uint64
-		if t := b[0]; t == 0x08 || t == 0x10 || t == 0x18 {
+		t := b[0]
+		switch {
+		case t == tagEventMeta || t == tagEventOffset || t == tagEventDuration:
 			if len(b) > 1 && b[1] < 0x80 {
 				num, v, b = protowire.Number(t>>3), uint64(b[1]), b[2:]
 			} else {
 				x, n := protowire.ConsumeVarint(b[1:])
 				if n < 0 {
-					return e, errWire
+					return errWire
 				}
 				num, v, b = protowire.Number(t>>3), x, b[1+n:]
 			}
-		} else {
+		case t&7 == byte(protowire.BytesType) && t > fEventDuration<<3 && t < 0x80 && len(b) > 1 && b[1] < 0x80 && 2+int(b[1]) <= len(b):
+			e.other(b, closed)
+			b = b[2+int(b[1]):]
+			continue
+		default:
 			f, rest, err := next(b)
 			if err != nil {
-				return e, err
+				return err
 			}
 			if f.num < fEventMeta || f.num > fEventDuration {
-				switch {
-				case e.tail == nil:
-					e.tail = b
-				case closed >= 0:
-					e.tailOK = false // other fields on both sides of a field 1–3
-				}
+				e.other(b, closed)
 				b = rest
 				continue
 			}
@@ -229,7 +237,18 @@ func parseEvent(b []byte) (wireEvent, error) {
 	if e.tail != nil && closed >= 0 {
 		e.tail = e.tail[:len(e.tail)-closed]
 	}
-	return e, nil
+	return nil
+}
+
+// other notes a field other than 1–3 at the start of b: the first starts
+// tail, one after tail's run closed (at closed ≥ 0) breaks it.
+func (e *wireEvent) other(b []byte, closed int) {
+	switch {
+	case e.tail == nil:
+		e.tail = b
+	case closed >= 0:
+		e.tailOK = false // other fields on both sides of a field 1–3
+	}
 }
 
 // One-byte tags of the fields appendEvent writes.
