@@ -198,21 +198,24 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 
 // combiner is one Combine call's state.
 type combiner struct {
-	o       Options
-	md      Metadata
-	offs    *offsets.Index
-	windows map[int]int // offset windows per node
-	space   *spaceWriter
-	json    *traceJSON
-	nextID  int64
-	names   map[string]string // output plane name → the input it came from
-	hosts   []string
-	meta    []*xplanepb.XPlane // clock_metadata planes, written last
-	tc      *transcoder        // the main goroutine's scratch
-	tcs     []*transcoder      // each line goroutine's (tcs[0] is tc)
-	workers int
-	outs    chan *lineOut // free line results
-	sigmas  []float64     // the buffer of a node's uncertainties, reused
+	o         Options
+	md        Metadata
+	offs      *offsets.Index
+	windows   map[int]int // offset windows per node
+	space     *spaceWriter
+	json      *traceJSON
+	nextID    int64
+	names     map[string]string // output plane name → the input it came from
+	hosts     []string
+	metaNames []string      // the names of the clock_metadata planes, written last
+	tc        *transcoder   // the main goroutine's scratch
+	tcs       []*transcoder // each line goroutine's (tcs[0] is tc)
+	workers   int
+	outs      chan *lineOut // free line results
+	// pending is the median being computed (nil: none); spare, a buffer
+	// for the next node's uncertainties.
+	pending *median
+	spare   []float64
 	// following is the input combined after this one, whose trace file
 	// ahead reads while this one is combined (nil: none).
 	following *Input
@@ -245,7 +248,8 @@ func (c *combiner) loadOffsets() error {
 // node aligns, renames and writes one node's planes.
 func (c *combiner) node(in Input) ([]validate.Op, error) {
 	md := NodeMetadata{ID: in.Node, Trace: c.rel(in.Trace), Hostname: fmt.Sprintf("node%d", in.Node), OffsetWindows: c.windows[in.Node]}
-	ns := &nodeState{id: in.Node, md: &md, sigmas: c.sigmas[:0]}
+	ns := &nodeState{id: in.Node, md: &md, sigmas: c.spare[:0]}
+	c.spare = nil
 	rn := &renamer{node: in.Node, prefix: c.o.PlanePrefix}
 	nodeFn := (*combiner).nodeWire
 	if c.o.nodeFn != nil {
@@ -255,20 +259,49 @@ func (c *combiner) node(in Input) ([]validate.Op, error) {
 		return nil, err
 	}
 	md.ClockSkewNS = ns.firstCorr / 1000
-	if len(ns.sigmas) > 0 {
-		md.UncertaintyP50NS = stats.Median(ns.sigmas)
-		md.UncertaintyMaxNS = slices.Max(ns.sigmas)
-	}
-	c.sigmas = ns.sigmas
+	md.UncertaintyMaxNS = ns.sigmaMax
 	c.hosts = append(c.hosts, md.Hostname)
-	c.meta = append(c.meta, clockMetadataPlane(rn.nodePrefix()+"/clock_metadata", &md))
+	c.metaNames = append(c.metaNames, rn.nodePrefix()+"/clock_metadata")
+	c.collectMedian()
 	c.md.Nodes = append(c.md.Nodes, md)
 	c.md.Events += md.Events
+	if len(ns.sigmas) > 0 {
+		c.startMedian(len(c.md.Nodes)-1, ns.sigmas)
+	}
 	if c.o.Logger != nil {
 		c.o.Logger.Info("combined node", "node", in.Node, "trace", in.Trace, "events", md.Events,
-			"max_correction_ns", md.MaxCorrectionNS, "uncertainty_p50_ns", md.UncertaintyP50NS)
+			"max_correction_ns", md.MaxCorrectionNS, "uncertainty_max_ns", md.UncertaintyMaxNS)
 	}
 	return ns.ops, nil
+}
+
+// median is a node's uncertainty p50, computed by a goroutine of its own
+// while the next node is combined.
+type median struct {
+	node int       // its index in Metadata.Nodes
+	v    []float64 // the node's uncertainties, reordered
+	p50  float64
+	done chan struct{} // closed once p50 is set
+}
+
+// startMedian starts computing the median of v, node's uncertainties.
+func (c *combiner) startMedian(node int, v []float64) {
+	m := &median{node: node, v: v, done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		m.p50 = stats.Median(m.v)
+	}()
+	c.pending = m
+}
+
+// collectMedian waits for the median being computed, if any, sets it in
+// the metadata and keeps its buffer for the next node.
+func (c *combiner) collectMedian() {
+	if m := c.pending; m != nil {
+		<-m.done
+		c.md.Nodes[m.node].UncertaintyP50NS = m.p50
+		c.spare, c.pending = m.v, nil
+	}
 }
 
 // aligner sets up the node's alignment (unless --no_correction).
@@ -477,8 +510,9 @@ func (c *combiner) writePlane(p *xplanepb.XPlane) error {
 
 // finish writes the clock metadata planes and the host names.
 func (c *combiner) finish() error {
-	for _, p := range c.meta {
-		if err := c.writePlane(p); err != nil {
+	c.collectMedian()
+	for i, name := range c.metaNames {
+		if err := c.writePlane(clockMetadataPlane(name, &c.md.Nodes[i])); err != nil {
 			return err
 		}
 	}
@@ -504,11 +538,41 @@ type spaceWriter struct {
 // fieldRoom is the room a field's buffer keeps for its tag and length.
 const fieldRoom = 1 + binary.MaxVarintLen64
 
-func newSpaceWriter(w io.Writer) *spaceWriter {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	s := &spaceWriter{bw: bw, pipe: newPipeWriter(bw, 2, 0)}
+// newSpaceWriter streams an XSpace to f.
+func newSpaceWriter(f syncWriter) *spaceWriter {
+	bw := bufio.NewWriterSize(f, 1<<16)
+	s := &spaceWriter{bw: bw, pipe: newPipeWriter(&writeBack{bw: bw, f: f}, 2, 0)}
 	s.buf = s.pipe.buffer()
 	return s
+}
+
+// syncWriter is a file being written.
+type syncWriter interface {
+	io.Writer
+	Sync() error
+}
+
+// writeBack writes chunks through bw to f and syncs f after each large
+// one, in the writing goroutine: the outputs are synced before they
+// replace the old ones (atomically), and syncing plane by plane, while
+// the next plane is built, leaves that final sync little to wait for.
+type writeBack struct {
+	bw *bufio.Writer
+	f  syncWriter
+}
+
+// writeBackMin is the least chunk after which writeBack syncs.
+const writeBackMin = 4 << 20
+
+func (w *writeBack) Write(b []byte) (int, error) {
+	n, err := w.bw.Write(b)
+	if err != nil || len(b) < writeBackMin {
+		return n, err
+	}
+	if err := w.bw.Flush(); err != nil {
+		return n, err
+	}
+	return n, w.f.Sync()
 }
 
 // message returns an empty buffer for the next field's message: append

@@ -8,10 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/trace/snapshotpb"
 	"github.com/chronosync/chronosync/trace/xplanepb"
 	"github.com/chronosync/chronosync/trace/xspace"
@@ -152,6 +154,49 @@ func TestCombineSynthetic(t *testing.T) {
 	}
 	if md.Nodes[1].MaxCorrectionNS < 5e6 {
 		t.Errorf("node 1 max correction %d ns; its clocks are ≥ 6 ms off", md.Nodes[1].MaxCorrectionNS)
+	}
+	checkUncertainties(t, space, md)
+}
+
+// checkUncertainties checks each node's uncertainty p50 and max in the
+// metadata against its events' clock_uncertainty_ns stats (rounded up:
+// within 1 ns), and its clock_metadata plane against the metadata.
+func checkUncertainties(t *testing.T, space *xplanepb.XSpace, md Metadata) {
+	t.Helper()
+	sigmas := map[int64][]float64{}
+	meta := map[int64]map[string]int64{}
+	for _, p := range space.Planes {
+		id, ok := xspace.StatByName(p, p.Stats, statNodeID)
+		if !ok {
+			t.Fatalf("plane %s has no %s", p.Name, statNodeID)
+		}
+		node := id.GetInt64Value()
+		if strings.HasSuffix(p.Name, "/clock_metadata") {
+			meta[node] = map[string]int64{}
+			for _, s := range p.Stats {
+				meta[node][p.StatMetadata[s.MetadataId].GetName()] = s.GetInt64Value()
+			}
+			continue
+		}
+		for _, l := range p.Lines {
+			for _, ev := range l.Events {
+				if s, ok := xspace.StatByName(p, ev.Stats, statUncertainty); ok {
+					sigmas[node] = append(sigmas[node], float64(s.GetUint64Value()))
+				}
+			}
+		}
+	}
+	for _, n := range md.Nodes {
+		v := sigmas[int64(n.ID)]
+		if len(v) == 0 {
+			t.Fatalf("node %d: no event has %s", n.ID, statUncertainty)
+		}
+		if p50 := stats.Median(v); math.Abs(p50-n.UncertaintyP50NS) > 1 || math.Abs(slices.Max(v)-n.UncertaintyMaxNS) > 1 {
+			t.Errorf("node %d: metadata uncertainty p50 %g max %g ns; its events' stats say %g and %g", n.ID, n.UncertaintyP50NS, n.UncertaintyMaxNS, p50, slices.Max(v))
+		}
+		if m := meta[int64(n.ID)]; m["uncertainty_p50_ns"] != int64(n.UncertaintyP50NS+0.5) || m["uncertainty_max_ns"] != int64(n.UncertaintyMaxNS+0.5) {
+			t.Errorf("node %d: clock_metadata plane says p50 %d max %d ns; metadata %g and %g", n.ID, m["uncertainty_p50_ns"], m["uncertainty_max_ns"], n.UncertaintyP50NS, n.UncertaintyMaxNS)
+		}
 	}
 }
 

@@ -40,6 +40,7 @@ type lineOut struct {
 
 	events, fixes, extrapolated, outside, maxCorr int64
 	sigmas                                        []float64
+	sigmaMax                                      float64
 	ops                                           []validate.Op
 	firstRaw, firstCorr                           int64 // ps, as nodeState's
 	haveFirst                                     bool
@@ -59,6 +60,7 @@ func (o *lineOut) mergeInto(ns *nodeState) {
 	md.OutsideWindowEvents += o.outside
 	md.MaxCorrectionNS = max(md.MaxCorrectionNS, o.maxCorr)
 	ns.sigmas = append(ns.sigmas, o.sigmas...)
+	ns.sigmaMax = max(ns.sigmaMax, o.sigmaMax)
 	ns.ops = append(ns.ops, o.ops...)
 	if o.haveFirst && (!ns.haveFirst || o.firstRaw < ns.firstRaw) {
 		ns.firstRaw, ns.firstCorr, ns.haveFirst = o.firstRaw, o.firstCorr, true

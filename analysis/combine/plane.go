@@ -26,8 +26,9 @@ type nodeState struct {
 	snaps     *align.Snapshots
 	offs      *offsets.Index // al's setup, for the line goroutines' own
 	md        *NodeMetadata
-	sigmas    []float64
-	firstRaw  int64 // ps of the node's earliest event, and its correction
+	sigmas    []float64 // the uncertainty of each timed event
+	sigmaMax  float64   // their largest
+	firstRaw  int64     // ps of the node's earliest event, and its correction
 	firstCorr int64
 	haveFirst bool
 	ops       []validate.Op

@@ -174,6 +174,7 @@ func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64) {
 			raw += ns.shift * 1000 // from the output's base
 			sigma := max(s1, s2)
 			ns.sigmas = append(ns.sigmas, sigma)
+			ns.sigmaMax = max(ns.sigmaMax, sigma)
 			ev.Stats = append(ev.Stats, &xplanepb.XStat{MetadataId: uncID,
 				Value: &xplanepb.XStat_Uint64Value{Uint64Value: uint64(math.Ceil(sigma))}})
 			corr := start - raw

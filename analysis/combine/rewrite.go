@@ -285,6 +285,7 @@ func (a *lineAligner) event(e *wireEvent, base int64, first bool) {
 	a.prev = start
 	e.start, e.newDur, e.sigma = start, max(0, end-start), max(s1, s2)
 	out.sigmas = append(out.sigmas, e.sigma)
+	out.sigmaMax = max(out.sigmaMax, e.sigma)
 	raw += a.shift * 1000 // from the output's base
 	corr := start - raw
 	out.maxCorr = max(out.maxCorr, abs(corr)/1000)
