@@ -176,8 +176,8 @@ func TestToHostSegmentHint(t *testing.T) {
 
 // TestNodeRemembersRightly: a Node that has aligned other readings (and
 // remembers their segment and window) aligns each reading as a new Node
-// does, over random pairs, windows with gaps and overlaps, and readings in
-// and out of order.
+// does, and AlignSpan as two calls of Align, over random pairs, windows
+// with gaps and overlaps, and readings in and out of order.
 func TestNodeRemembersRightly(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var pairs []Pair
@@ -208,6 +208,16 @@ func TestNodeRemembersRightly(t *testing.T) {
 			q += rapid.Int64Range(-1e9, 4e9).Draw(t, fmt.Sprintf("step%d", i))
 			if got, want := n.Align(q), NewNode(1, snaps, ix).Align(q); got != want {
 				t.Fatalf("Align(%d) after other readings = %+v, by a new Node %+v", q, got, want)
+			}
+			// An event from q: AlignSpan gives each end Align's time and
+			// flags, and both the larger uncertainty.
+			end := q + rapid.Int64Range(0, 3e9).Draw(t, fmt.Sprintf("dur%d", i))
+			s, e := n.AlignSpan(q, end)
+			ws, we := NewNode(1, snaps, ix).Align(q), NewNode(1, snaps, ix).Align(end)
+			ws.Sigma = max(ws.Sigma, we.Sigma)
+			we.Sigma = ws.Sigma
+			if s != ws || e != we {
+				t.Fatalf("AlignSpan(%d, %d) = %+v, %+v; by Align %+v, %+v", q, end, s, e, ws, we)
 			}
 		}
 	})

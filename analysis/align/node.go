@@ -54,41 +54,83 @@ func NewNode(id int, snaps *Snapshots, offs *offsets.Index) *Node {
 // Align maps a tracer reading r to global time. A Node is not safe for
 // concurrent use (it remembers its last window).
 func (n *Node) Align(r int64) Time {
-	var t Time
-	s, sigma := r, 0.0
+	a := n.align(r)
+	return Time{Global: a.global, Sigma: n.sigma(a.q, a.unc), Flags: a.flags}
+}
+
+// AlignSpan aligns the start r0 and end r1 of an event as Align does,
+// but gives both the larger of their two uncertainties, worked out once
+// where they share a window.
+func (n *Node) AlignSpan(r0, r1 int64) (start, end Time) {
+	a, b := n.align(r0), n.align(r1)
+	var sigma float64
+	if a.unc == b.unc {
+		// The uncertainty grows with q for a given unc (every step of
+		// sigma is monotonic, rounding included).
+		sigma = n.sigma(max(a.q, b.q), a.unc)
+	} else {
+		sigma = max(n.sigma(a.q, a.unc), n.sigma(b.q, b.unc))
+	}
+	return Time{Global: a.global, Sigma: sigma, Flags: a.flags}, Time{Global: b.global, Sigma: sigma, Flags: b.flags}
+}
+
+// reading is an aligned reading before its uncertainty is worked out.
+type reading struct {
+	global int64
+	q      float64 // the snapshot fit's factor (see Snapshots.toHostQ); 0 without snapshots
+	unc    float64 // the clock model's variance, ns²; −1 without one
+	flags  Flags
+}
+
+// align is Align but for the uncertainty.
+func (n *Node) align(r int64) reading {
+	a := reading{global: r, unc: -1}
 	if n.snaps != nil {
 		var ext bool
-		s, sigma, ext = n.snaps.toHost(r, &n.seg)
+		a.global, a.q, ext = n.snaps.toHostQ(r, &n.seg)
 		if ext {
-			t.Flags |= Extrapolated
+			a.flags |= Extrapolated
 		}
 	}
+	s := a.global
 	if s < n.from || s >= n.until { // not the last window's
-		if !n.lookup(s, &t) {
-			t.Global, t.Sigma = s, max(minSigma, sigma)
-			return t
+		if !n.lookup(s, &a.flags) {
+			return a
 		}
 	}
 	corr := n.off + n.drift*diff(s, n.windowStart)
-	t.Global = s - int64(math.Round(corr))
-	// Not math.Hypot, which guards against overflow at a third of the
-	// cost of the whole alignment: these are ns, far from overflowing.
-	t.Sigma = max(minSigma, math.Sqrt(sigma*sigma+n.unc))
-	return t
+	a.global = s - int64(math.Round(corr))
+	a.unc = n.unc
+	return a
 }
 
-// lookup finds the model for host reading s, sets n's to it and flags t
-// with what it assumed; it reports false, flagging NoOffsets, when the
+// sigma is the uncertainty of a reading of the factor q (see
+// Snapshots.toHostQ) and the clock model's variance unc (−1: none).
+func (n *Node) sigma(q, unc float64) float64 {
+	sigma := 0.0
+	if n.snaps != nil {
+		sigma = n.snaps.sigmaOf(q)
+	}
+	if unc < 0 {
+		return max(minSigma, sigma)
+	}
+	// Not math.Hypot, which guards against overflow at a third of the
+	// cost of the whole alignment: these are ns, far from overflowing.
+	return max(minSigma, math.Sqrt(sigma*sigma+unc))
+}
+
+// lookup finds the model for host reading s, sets n's to it and adds to
+// flags what it assumed; it reports false, flagging NoOffsets, when the
 // node has none. A model that covers s is kept for the readings after s
 // that it covers too.
-func (n *Node) lookup(s int64, t *Time) bool {
+func (n *Node) lookup(s int64, flags *Flags) bool {
 	if n.offs == nil {
-		t.Flags |= NoOffsets
+		*flags |= NoOffsets
 		return false
 	}
 	o, covered, until := n.offs.LookupUntil(n.id, s)
 	if o.NodeID != n.id || (o == offsets.Offset{}) {
-		t.Flags |= NoOffsets
+		*flags |= NoOffsets
 		return false
 	}
 	n.off, n.drift, n.unc, n.windowStart = o.OffsetNS, o.DriftPPM*1e-6, o.UncertaintyNS*o.UncertaintyNS, o.WindowStartNS
@@ -96,7 +138,7 @@ func (n *Node) lookup(s int64, t *Time) bool {
 	if covered {
 		n.from, n.until = s, until
 	} else {
-		t.Flags |= OutsideWindows
+		*flags |= OutsideWindows
 	}
 	return true
 }

@@ -137,6 +137,13 @@ func (m *Snapshots) ToHost(r int64) (s int64, sigma float64, extrapolated bool) 
 // the segment of the last one, and checking that is cheaper than a
 // search. The result is ToHost's, whatever *seg holds.
 func (m *Snapshots) toHost(r int64, seg *int) (s int64, sigma float64, extrapolated bool) {
+	s, q, extrapolated := m.toHostQ(r, seg)
+	return s, m.sigmaOf(q), extrapolated
+}
+
+// toHostQ is toHost with the uncertainty left as q, the factor of the
+// pairs' variance that sigmaOf turns into it.
+func (m *Snapshots) toHostQ(r int64, seg *int) (s int64, q float64, extrapolated bool) {
 	p := m.p
 	// The segment [k-1, k] with p[k-1].Tracer < r <= p[k].Tracer, the
 	// first and last segments extended outwards.
@@ -149,12 +156,14 @@ func (m *Snapshots) toHost(r int64, seg *int) (s int64, sigma float64, extrapola
 	a, b := p[k-1], p[k]
 	u := diff(r, a.Tracer) / float64(b.Tracer-a.Tracer)
 	s = a.Sys + int64(math.Round(u*float64(b.Sys-a.Sys)))
-	extrapolated = u < 0 || u > 1
 	// The pairs' errors, weighted by the interpolation, and the reading's
 	// own: a tracer reading is as noisy as a pair at most.
-	sigma = m.sigma * math.Sqrt((1-u)*(1-u)+u*u+1)
-	return s, max(minSigma, sigma), extrapolated
+	return s, (1-u)*(1-u) + u*u + 1, u < 0 || u > 1
 }
+
+// sigmaOf is the uncertainty of a reading whose toHostQ gave q; it grows
+// with q.
+func (m *Snapshots) sigmaOf(q float64) float64 { return max(minSigma, m.sigma*math.Sqrt(q)) }
 
 // diff returns a − b as a float64, exactly when it fits in an int64.
 func diff(a, b int64) float64 {

@@ -91,20 +91,39 @@ func (t *transcoder) aligner(ns *nodeState, out *lineOut) *lineAligner {
 	return a
 }
 
-// alignPs is nodeState.alignPs for one goroutine.
+// alignPs aligns one reading, ps from the plane's base, to ps from the
+// output's, and returns its uncertainty.
 func (a *lineAligner) alignPs(ps int64) (int64, float64) {
 	if a.al == nil {
 		return ps + a.shift*1000, 0
 	}
 	n := floorDiv(ps, 1000)
 	t := a.al.Align(n + a.inBase)
-	if t.Flags&align.Extrapolated != 0 {
+	a.count(t.Flags)
+	return (t.Global-a.outBase)*1000 + (ps - n*1000), t.Sigma
+}
+
+// alignSpanPs aligns an event's start and end as alignPs does, and
+// returns the larger of their uncertainties (align.Node.AlignSpan).
+func (a *lineAligner) alignSpanPs(ps0, ps1 int64) (start, end int64, sigma float64) {
+	if a.al == nil {
+		return ps0 + a.shift*1000, ps1 + a.shift*1000, 0
+	}
+	n0, n1 := floorDiv(ps0, 1000), floorDiv(ps1, 1000)
+	t0, t1 := a.al.AlignSpan(n0+a.inBase, n1+a.inBase)
+	a.count(t0.Flags)
+	a.count(t1.Flags)
+	return (t0.Global-a.outBase)*1000 + (ps0 - n0*1000), (t1.Global-a.outBase)*1000 + (ps1 - n1*1000), t0.Sigma
+}
+
+// count counts what an aligned reading assumed into the line's figures.
+func (a *lineAligner) count(f align.Flags) {
+	if f&align.Extrapolated != 0 {
 		a.out.extrapolated++
 	}
-	if t.Flags&align.OutsideWindows != 0 {
+	if f&align.OutsideWindows != 0 {
 		a.out.outside++
 	}
-	return (t.Global-a.outBase)*1000 + (ps - n*1000), t.Sigma
 }
 
 // rewriteLines rewrites lines in parallel and hands each result to emit in

@@ -276,14 +276,13 @@ func appendUntimed(line, ev []byte) []byte {
 func (a *lineAligner) event(e *wireEvent, base int64, first bool) {
 	out := a.out
 	raw := base + e.offset
-	start, s1 := a.alignPs(raw)
-	end, s2 := a.alignPs(raw + e.dur)
+	start, end, sigma := a.alignSpanPs(raw, raw+e.dur)
 	if start < a.prev {
 		start = a.prev
 		out.fixes++
 	}
 	a.prev = start
-	e.start, e.newDur, e.sigma = start, max(0, end-start), max(s1, s2)
+	e.start, e.newDur, e.sigma = start, max(0, end-start), sigma
 	out.sigmas = append(out.sigmas, e.sigma)
 	out.sigmaMax = max(out.sigmaMax, e.sigma)
 	raw += a.shift * 1000 // from the output's base
