@@ -247,3 +247,20 @@ func BenchmarkAlign(b *testing.B) {
 		b.Fatal("nothing aligned")
 	}
 }
+
+// TestRound: round is int64(math.Round(x)) on halves, near-halves, whole
+// numbers, large and random values.
+func TestRound(t *testing.T) {
+	for _, x := range []float64{0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994,
+		math.Nextafter(0.5, 1), 1 << 52, 1<<52 + 1, -(1 << 52) - 1, 1<<53 + 2, 1 << 61, -(1 << 62) + 1024, 4503599627370495.5} {
+		if got, want := round(x), int64(math.Round(x)); got != want {
+			t.Errorf("round(%v) = %d, want %d", x, got, want)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		x := rapid.Float64Range(-1<<63, 1<<63-1024).Draw(t, "x")
+		if got, want := round(x), int64(math.Round(x)); got != want {
+			t.Fatalf("round(%v) = %d, want %d", x, got, want)
+		}
+	})
+}

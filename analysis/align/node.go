@@ -99,7 +99,7 @@ func (n *Node) align(r int64) reading {
 		}
 	}
 	corr := n.off + n.drift*diff(s, n.windowStart)
-	a.global = s - int64(math.Round(corr))
+	a.global = s - round(corr)
 	a.unc = n.unc
 	return a
 }

@@ -155,7 +155,7 @@ func (m *Snapshots) toHostQ(r int64, seg *int) (s int64, q float64, extrapolated
 	}
 	a, b := p[k-1], p[k]
 	u := diff(r, a.Tracer) / float64(b.Tracer-a.Tracer)
-	s = a.Sys + int64(math.Round(u*float64(b.Sys-a.Sys)))
+	s = a.Sys + round(u*float64(b.Sys-a.Sys))
 	// The pairs' errors, weighted by the interpolation, and the reading's
 	// own: a tracer reading is as noisy as a pair at most.
 	return s, (1-u)*(1-u) + u*u + 1, u < 0 || u > 1
@@ -164,6 +164,23 @@ func (m *Snapshots) toHostQ(r int64, seg *int) (s int64, q float64, extrapolated
 // sigmaOf is the uncertainty of a reading whose toHostQ gave q; it grows
 // with q.
 func (m *Snapshots) sigmaOf(q float64) float64 { return max(minSigma, m.sigma*math.Sqrt(q)) }
+
+// round is int64(math.Round(x)), rounding halves away from zero, and
+// faster where |x| < 2^62.
+func round(x float64) int64 {
+	if x > -1<<62 && x < 1<<62 {
+		t := int64(x) // towards zero
+		// Exact: x and t are within 1 of each other, or x is whole.
+		switch f := x - float64(t); {
+		case f >= 0.5:
+			t++
+		case f <= -0.5:
+			t--
+		}
+		return t
+	}
+	return int64(math.Round(x))
+}
 
 // diff returns a − b as a float64, exactly when it fits in an int64.
 func diff(a, b int64) float64 {

@@ -148,3 +148,48 @@ func sampleHeap(peak *atomic.Uint64, stop <-chan struct{}, done chan<- struct{})
 		}
 	}
 }
+
+// BenchmarkRewriteLine rewrites one line of a benchmark node's GPU plane
+// (125 k events: parse, align, write) in one goroutine, without I/O:
+// the per-event cost of the combiner's hot loop, steadier on a shared VM
+// than the whole run.
+func BenchmarkRewriteLine(b *testing.B) {
+	dir := b.TempDir()
+	inputs, offs, _ := writeBenchInputs(b, dir, 1, 1_000_000)
+	c := &combiner{o: Options{Offsets: offs}}
+	if err := c.loadOffsets(); err != nil {
+		b.Fatal(err)
+	}
+	ns := &nodeState{id: 0, md: &NodeMetadata{}}
+	data, err := c.readSpace(inputs[0], ns.md)
+	if err != nil {
+		b.Fatal(err)
+	}
+	planes, _, err := splitSpace(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := parsePlane(planes[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := c.aligner(inputs[0], ns); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.setBase(ns, inputs[0].Trace, p.name, p.base); err != nil {
+		b.Fatal(err)
+	}
+	var added []added
+	pj := &planeJob{p: p, path: inputs[0].Trace, name: p.name, ns: ns, uncID: p.addStat(statUncertainty, &added)}
+	pj.hloID, pj.collectives = p.statID(statHloOp)
+	t, out := &transcoder{}, &lineOut{}
+	events := 0
+	for b.Loop() {
+		out.reset()
+		if err := t.rewriteLine(pj, p.lines[0], out); err != nil {
+			b.Fatal(err)
+		}
+		events += int(out.events)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+}

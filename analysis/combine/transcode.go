@@ -1,7 +1,9 @@
 package combine
 
 import (
+	"encoding/binary"
 	"math"
+	"slices"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -200,7 +202,7 @@ func parseEventInto(e *wireEvent, b []byte) error {
 			if len(b) > 1 && b[1] < 0x80 {
 				num, v, b = protowire.Number(t>>3), uint64(b[1]), b[2:]
 			} else {
-				x, n := protowire.ConsumeVarint(b[1:])
+				x, n := consumeVarint(b[1:])
 				if n < 0 {
 					return errWire
 				}
@@ -262,14 +264,6 @@ const (
 	tagStatUint      = byte(fStatUint<<3 | protowire.VarintType)
 )
 
-// appendVarint is protowire.AppendVarint with the one-byte case inline.
-func appendVarint(b []byte, v uint64) []byte {
-	if v < 0x80 {
-		return append(b, byte(v))
-	}
-	return protowire.AppendVarint(b, v)
-}
-
 // appendEvent appends a timed event to line as a line's events field:
 // the event with its new offset and duration, its other fields as they
 // were, and the uncertainty stat (see rewriteEvent); with wantHlo it also
@@ -295,19 +289,31 @@ func (t *transcoder) appendEvent(line []byte, p *wirePlane, e *wireEvent, offset
 	if e.newDur != 0 {
 		size += protowire.SizeTag(fEventDuration) + protowire.SizeVarint(uint64(e.newDur))
 	}
-	// The tags of fields 1–15 are one byte each.
-	line = appendVarint(append(line, tagLineEvents), uint64(size))
+	// The tags of fields 1–15 are one byte each. The room is made once,
+	// and the fields put into it.
+	n := len(line)
+	line = slices.Grow(line, 1+binary.MaxVarintLen64+size)
+	b := line[n : n+1+binary.MaxVarintLen64+size]
+	b[0] = tagLineEvents
+	i := 1 + putVarint(b[1:], uint64(size))
 	if e.meta != 0 {
-		line = appendVarint(append(line, tagEventMeta), uint64(e.meta))
+		b[i] = tagEventMeta
+		i += 1 + putVarint(b[i+1:], uint64(e.meta))
 	}
-	line = appendVarint(append(line, tagEventOffset), uint64(offset))
+	b[i] = tagEventOffset
+	i += 1 + putVarint(b[i+1:], uint64(offset))
 	if e.newDur != 0 {
-		line = appendVarint(append(line, tagEventDuration), uint64(e.newDur))
+		b[i] = tagEventDuration
+		i += 1 + putVarint(b[i+1:], uint64(e.newDur))
 	}
-	line = append(line, e.tail...)
-	line = appendVarint(append(line, tagEventStats), uint64(stat))
-	line = appendVarint(append(line, tagStatMeta), uint64(uncID))
-	line = appendVarint(append(line, tagStatUint), unc)
+	i += copy(b[i:], e.tail)
+	b[i] = tagEventStats
+	i += 1 + putVarint(b[i+1:], uint64(stat))
+	b[i] = tagStatMeta
+	i += 1 + putVarint(b[i+1:], uint64(uncID))
+	b[i] = tagStatUint
+	i += 1 + putVarint(b[i+1:], unc)
+	line = line[:n+i]
 	var hlo string
 	var hasHlo bool
 	if wantHlo {

@@ -1,8 +1,10 @@
 package combine
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -81,13 +83,13 @@ func next(b []byte) (field, []byte, error) {
 		num, typ := protowire.Number(b[0]>>3), protowire.Type(b[0]&7)
 		switch typ {
 		case protowire.VarintType:
-			v, n := protowire.ConsumeVarint(b[1:])
+			v, n := consumeVarint(b[1:])
 			if n < 0 {
 				return field{}, nil, errWire
 			}
 			return field{num: num, typ: typ, raw: b[:1+n], v: v}, b[1+n:], nil
 		case protowire.BytesType:
-			l, n := protowire.ConsumeVarint(b[1:])
+			l, n := consumeVarint(b[1:])
 			if n < 0 || l > uint64(len(b)-1-n) {
 				return field{}, nil, errWire
 			}
@@ -332,3 +334,36 @@ func statValue(b []byte, p *wirePlane) (id int64, val string, ok bool) {
 
 // protowireFloat is the float64 of a fixed64 field's bits.
 func protowireFloat(v uint64) float64 { return math.Float64frombits(v) }
+
+// consumeVarint is protowire.ConsumeVarint, faster for the varints of up
+// to 7 bytes (to 2^49: times in ps to 6 days) that most are: it reads 8
+// bytes at once, past b's end but within its capacity, and uses what
+// lies within b.
+func consumeVarint(b []byte) (uint64, int) {
+	if c := b[:cap(b)]; len(c) >= 8 {
+		x := binary.LittleEndian.Uint64(c)
+		if m := ^x & 0x0080808080808080; m != 0 {
+			n := bits.TrailingZeros64(m)/8 + 1
+			if n <= len(b) {
+				x &= 1<<(8*n) - 1
+				x = x&0x7f | x>>1&(0x7f<<7) | x>>2&(0x7f<<14) | x>>3&(0x7f<<21) |
+					x>>4&(0x7f<<28) | x>>5&(0x7f<<35) | x>>6&(0x7f<<42)
+				return x, n
+			}
+		}
+	}
+	return protowire.ConsumeVarint(b)
+}
+
+// putVarint writes v as a varint at the start of b, which has room for
+// it, and returns its length.
+func putVarint(b []byte, v uint64) int {
+	i := 0
+	for v >= 0x80 {
+		b[i] = byte(v) | 0x80
+		v >>= 7
+		i++
+	}
+	b[i] = byte(v)
+	return i + 1
+}

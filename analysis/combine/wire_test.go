@@ -3,6 +3,7 @@ package combine
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"io"
 	"math"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"pgregory.net/rapid"
 
 	"github.com/chronosync/chronosync/trace/xspace"
 )
@@ -226,4 +228,33 @@ func TestAppendMicros(t *testing.T) {
 			t.Errorf("appendMicros(%d) = %q, want %q", tt.ps, got, "x"+tt.want)
 		}
 	}
+}
+
+// TestVarints: consumeVarint reads what protowire.ConsumeVarint reads,
+// whatever lies past the slice's end, and putVarint writes what
+// protowire.AppendVarint writes.
+func TestVarints(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		// A varint of 1 to 10 bytes, each as likely.
+		size := rapid.IntRange(1, 10).Draw(t, "groups")
+		v := rapid.Uint64().Draw(t, "v") >> max(0, 64-7*size)
+		v |= 1 << min(63, 7*(size-1))
+		enc := protowire.AppendVarint(nil, v)
+		var put [binary.MaxVarintLen64]byte
+		if n := putVarint(put[:], v); !bytes.Equal(put[:n], enc) {
+			t.Fatalf("putVarint(%d) = %x, want %x", v, put[:n], enc)
+		}
+		// The encoding, cut or not, with arbitrary bytes after it in the
+		// slice's capacity.
+		buf := append(slices.Clone(enc), rapid.SliceOfN(rapid.Byte(), 0, 12).Draw(t, "after")...)
+		b := buf[:len(enc)]
+		if rapid.Bool().Draw(t, "cut") {
+			b = buf[:rapid.IntRange(0, len(enc)).Draw(t, "len")]
+		}
+		gv, gn := consumeVarint(b)
+		wv, wn := protowire.ConsumeVarint(b)
+		if gn != wn || (wn > 0 && gv != wv) {
+			t.Fatalf("consumeVarint(%x, then %x) = %d, %d; want %d, %d", b, buf[len(b):], gv, gn, wv, wn)
+		}
+	})
 }
