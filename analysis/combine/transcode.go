@@ -32,7 +32,6 @@ type transcoder struct {
 	order  []int
 	others []byte
 	ev     []byte
-	jargs  []byte
 	al     lineAligner
 	alFor  *align.Node // the alignment of alNode's lines in this goroutine
 	alNode *nodeState
@@ -89,7 +88,8 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 		body = protowire.AppendBytes(body, out.line[out.lineFrom:])
 		out.mergeInto(t.ns)
 		if c.json != nil {
-			if err := c.json.raw(out.json); err != nil {
+			var err error
+			if out.json, err = c.json.give(out.json); err != nil {
 				return err
 			}
 		}
@@ -369,22 +369,22 @@ func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, hlo
 // own, then its uncertainty, as args (the metadata's name and stats
 // rendered once per plane, by prepareJSON).
 func (t *transcoder) eventJSON(b []byte, p *wirePlane, e *wireEvent, m *wireMeta, pid, tid int64) []byte {
-	args := t.jargs[:0]
 	name := jsonEmpty
 	if m != nil {
 		name = m.jsonName
-		args = append(args, m.jsonArgs...)
+	}
+	b = append(appendSliceHead(b, pid, tid, name, e.start, e.newDur), `,"args":{`...)
+	if m != nil {
+		b = append(b, m.jsonArgs...)
 	}
 	stats := e.raw
 	if e.tailOK {
 		stats = e.tail
 	}
-	args = p.appendArgsJSON(args, stats, fEventStats)
-	args = append(args, `"`+statUncertainty+`":"`...)
-	args = strconv.AppendUint(args, uint64(math.Ceil(e.sigma)), 10)
-	args = append(args, '"')
-	t.jargs = args
-	return appendSliceJSON(b, pid, tid, name, e.start, e.newDur, args)
+	b = p.appendArgsJSON(b, stats, fEventStats)
+	b = append(b, `"`+statUncertainty+`":"`...)
+	b = strconv.AppendUint(b, uint64(math.Ceil(e.sigma)), 10)
+	return append(b, `"}}`...)
 }
 
 // prepareJSON renders the plane's metadata names and stats and its stat
