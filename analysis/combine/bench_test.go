@@ -82,8 +82,8 @@ func writeBenchInputs(b *testing.B, dir string, nodes, perNode int) ([]Input, st
 // -short, as make bench-smoke runs it; CHRONOSYNC_BENCH_EVENTS sets the
 // events per node), JSON export and validation
 // included, and reports events/s and the peak of live heap objects while
-// it runs (target ≥ 5M events/s; heap within the stated bound: about one
-// node's decoded trace, see MemoryBound).
+// it runs (target ≥ 5M events/s; heap within the stated bound, see
+// MemoryBound: about two nodes' files and output planes).
 func BenchmarkCombine16x1M(b *testing.B) { benchCombine(b, false) }
 
 // BenchmarkCombine16x1MNoJSON is BenchmarkCombine16x1M without the Chrome

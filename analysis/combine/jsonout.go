@@ -16,12 +16,10 @@ import (
 // thread_sort_index, and every event a complete ("X") slice with ts and
 // dur in µs, to the ps.
 //
-// The text is formatted into chunks of about jsonChunk bytes, and a
-// rewritten line's text, formatted by its goroutine, is a chunk of its
-// own (give); a pipeline goroutine compresses them (gzip.BestSpeed) while
-// the next is formatted: one gzip stream, fed the same bytes in the same
-// chunks whatever the scheduling, so the output is byte-identical for the
-// same inputs.
+// The text is formatted into chunks of jsonChunk bytes, which a pipeline
+// goroutine compresses (gzip.BestSpeed) while the next chunk is formatted:
+// one gzip stream, fed the same bytes in the same chunks whatever the
+// scheduling, so the output is byte-identical for the same inputs.
 type traceJSON struct {
 	gz    *gzip.Writer
 	pipe  *pipeWriter
@@ -148,18 +146,22 @@ func appendSliceHead(b []byte, pid, tid int64, name []byte, startPs, durPs int64
 	return append(b, name...)
 }
 
-// give writes b, events formatted already, each one preceded by ",\n"
-// (so never the first event: the process metadata comes first), handing b
-// itself to the gzip goroutine, and returns an empty buffer in its stead.
-func (t *traceJSON) give(b []byte) ([]byte, error) {
+// raw writes events formatted already, each one preceded by ",\n" (so
+// never the first event: the process metadata comes first).
+func (t *traceJSON) raw(b []byte) error {
 	t.first = false
-	if len(t.buf) > 0 {
-		var err error
-		if t.buf, err = t.pipe.write(t.buf); err != nil {
-			return b[:0], err
+	for len(b) > 0 {
+		n := min(len(b), max(0, jsonChunk-len(t.buf)))
+		t.buf = append(t.buf, b[:n]...)
+		b = b[n:]
+		if len(t.buf) >= jsonChunk {
+			var err error
+			if t.buf, err = t.pipe.write(t.buf); err != nil {
+				return err
+			}
 		}
 	}
-	return t.pipe.write(b)
+	return nil
 }
 
 // close ends the document and the gzip stream (not the file beneath).

@@ -88,8 +88,7 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 		body = protowire.AppendBytes(body, out.line[out.lineFrom:])
 		out.mergeInto(t.ns)
 		if c.json != nil {
-			var err error
-			if out.json, err = c.json.give(out.json); err != nil {
+			if err := c.json.raw(out.json); err != nil {
 				return err
 			}
 		}
