@@ -150,7 +150,8 @@ func sampleHeap(peak *atomic.Uint64, stop <-chan struct{}, done chan<- struct{})
 }
 
 // BenchmarkRewriteLine rewrites one line of a benchmark node's GPU plane
-// (125 k events: parse, align, write) in one goroutine, without I/O:
+// (125 k events: parse, align, write; and with json, format the Chrome
+// JSON text, not compressed) in one goroutine, without I/O:
 // the per-event cost of the combiner's hot loop, steadier on a shared VM
 // than the whole run.
 func BenchmarkRewriteLine(b *testing.B) {
@@ -182,14 +183,24 @@ func BenchmarkRewriteLine(b *testing.B) {
 	var added []added
 	pj := &planeJob{p: p, path: inputs[0].Trace, name: p.name, ns: ns, uncID: p.addStat(statUncertainty, &added)}
 	pj.hloID, pj.collectives = p.statID(statHloOp)
-	t, out := &transcoder{}, &lineOut{}
-	events := 0
-	for b.Loop() {
-		out.reset()
-		if err := t.rewriteLine(pj, p.lines[0], out); err != nil {
-			b.Fatal(err)
+	p.prepareJSON()
+	for _, json := range []bool{false, true} {
+		name := "xplane"
+		if json {
+			name = "json" // the Chrome JSON text too
 		}
-		events += int(out.events)
+		b.Run(name, func(b *testing.B) {
+			pj.json = json
+			t, out := &transcoder{}, &lineOut{}
+			events := 0
+			for b.Loop() {
+				out.reset()
+				if err := t.rewriteLine(pj, p.lines[0], out); err != nil {
+					b.Fatal(err)
+				}
+				events += int(out.events)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 }
