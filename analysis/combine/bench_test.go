@@ -150,13 +150,17 @@ func sampleHeap(peak *atomic.Uint64, stop <-chan struct{}, done chan<- struct{})
 }
 
 // BenchmarkRewriteLine rewrites one line of a benchmark node's GPU plane
-// (125 k events: parse, align, write; and with json, format the Chrome
-// JSON text, not compressed) in one goroutine, without I/O:
-// the per-event cost of the combiner's hot loop, steadier on a shared VM
-// than the whole run.
+// (125 k events, 2,500 with -short: parse, align, write; with json, also
+// format the Chrome JSON text, not compressed) in one goroutine, without
+// I/O: the per-event cost of the combiner's hot loop, steadier on a
+// shared VM than the whole run.
 func BenchmarkRewriteLine(b *testing.B) {
 	dir := b.TempDir()
-	inputs, offs, _ := writeBenchInputs(b, dir, 1, 1_000_000)
+	perNode := 1_000_000
+	if testing.Short() {
+		perNode = 20_000
+	}
+	inputs, offs, _ := writeBenchInputs(b, dir, 1, perNode)
 	c := &combiner{o: Options{Offsets: offs}}
 	if err := c.loadOffsets(); err != nil {
 		b.Fatal(err)
