@@ -141,20 +141,26 @@ func TestNodeAlign(t *testing.T) {
 	}
 }
 
+// drawPairs draws n snapshot pairs anywhere within ±1e12 ns, each clock
+// minStep to 5 s past the last pair's.
+func drawPairs(t *rapid.T, n int, minStep int64) []Pair {
+	var pairs []Pair
+	r, s := rapid.Int64Range(-1e12, 1e12).Draw(t, "r0"), rapid.Int64Range(-1e12, 1e12).Draw(t, "s0")
+	for range n {
+		pairs = append(pairs, Pair{Sys: s, Tracer: r})
+		r += rapid.Int64Range(minStep, 5e9).Draw(t, "dr")
+		s += rapid.Int64Range(minStep, 5e9).Draw(t, "ds")
+	}
+	return pairs
+}
+
 // TestToHostSegmentHint checks that toHost gives ToHost's answer whatever
 // segment it is told to start from: the right one, a wrong one, one out of
 // range, readings inside, between and beyond the pairs.
 func TestToHostSegmentHint(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(2, 12).Draw(t, "pairs")
-		var pairs []Pair
-		r, s := rapid.Int64Range(-1e12, 1e12).Draw(t, "r0"), rapid.Int64Range(-1e12, 1e12).Draw(t, "s0")
-		for range n {
-			pairs = append(pairs, Pair{Sys: s, Tracer: r})
-			r += rapid.Int64Range(1, 5e9).Draw(t, "dr")
-			s += rapid.Int64Range(1, 5e9).Draw(t, "ds")
-		}
-		m, err := NewSnapshots(pairs)
+		m, err := NewSnapshots(drawPairs(t, n, 1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,13 +186,7 @@ func TestToHostSegmentHint(t *testing.T) {
 // with gaps and overlaps, and readings in and out of order.
 func TestNodeRemembersRightly(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var pairs []Pair
-		r, s := rapid.Int64Range(-1e12, 1e12).Draw(t, "r0"), rapid.Int64Range(-1e12, 1e12).Draw(t, "s0")
-		for range rapid.IntRange(2, 8).Draw(t, "pairs") {
-			pairs = append(pairs, Pair{Sys: s, Tracer: r})
-			r += rapid.Int64Range(1e6, 5e9).Draw(t, "dr")
-			s += rapid.Int64Range(1e6, 5e9).Draw(t, "ds")
-		}
+		pairs := drawPairs(t, rapid.IntRange(2, 8).Draw(t, "pairs"), 1e6)
 		snaps, err := NewSnapshots(pairs)
 		if err != nil {
 			t.Fatal(err)
@@ -194,7 +194,7 @@ func TestNodeRemembersRightly(t *testing.T) {
 		first, last := snaps.Span()
 		var offs []offsets.Offset
 		for i := range rapid.IntRange(0, 6).Draw(t, "windows") {
-			ws := rapid.Int64Range(pairs[0].Sys-1e10, s+1e10).Draw(t, "start")
+			ws := rapid.Int64Range(pairs[0].Sys-1e10, pairs[len(pairs)-1].Sys+1e10).Draw(t, "start")
 			offs = append(offs, offsets.Offset{NodeID: rapid.IntRange(0, 1).Draw(t, "node"), RoundID: uint64(i + 1),
 				WindowStartNS: ws, WindowEndNS: ws + rapid.Int64Range(1, 1e10).Draw(t, "len"),
 				OffsetNS: rapid.Float64Range(-1e7, 1e7).Draw(t, "offset"), DriftPPM: rapid.Float64Range(-200, 200).Draw(t, "drift"),

@@ -29,7 +29,6 @@ package combine
 
 import (
 	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,7 +54,7 @@ import (
 )
 
 // MemoryBound states the combiner's memory bound; metadata.json repeats it.
-const MemoryBound = "one node's trace file (a Kineto trace: its decoded events and their XSpace, while converted) and the next node's, read ahead, the node's parse index, two output planes (one being written), the lines in flight (at most workers + 2: rewritten line, JSON text, figures) and two 1 MiB JSON chunks, plus, per node, its metadata and collective invocations"
+const MemoryBound = "one node's trace file (a Kineto trace: its decoded events and their XSpace, while converted) and the next node's, read ahead, the node's parse index, two output planes (one being written), the lines in flight (at most workers + 2: rewritten line, JSON text, figures), two 1 MiB JSON chunks, and the uncertainties of the node's events and the previous node's (8 bytes an event), plus, per node, its metadata and collective invocations"
 
 // Input is one node's files.
 type Input struct {
@@ -535,9 +534,6 @@ type spaceWriter struct {
 	buf  []byte // the next field's, from the pipe's free list
 }
 
-// fieldRoom is the room a field's buffer keeps for its tag and length.
-const fieldRoom = 1 + binary.MaxVarintLen64
-
 // newSpaceWriter streams an XSpace to f.
 func newSpaceWriter(f syncWriter) *spaceWriter {
 	bw := bufio.NewWriterSize(f, 1<<16)
@@ -578,17 +574,12 @@ func (w *writeBack) Write(b []byte) (int, error) {
 // message returns an empty buffer for the next field's message: append
 // the message to it (past the room kept for the field's tag and length)
 // and pass it to field.
-func (s *spaceWriter) message() []byte {
-	return append(s.buf[:0], make([]byte, fieldRoom)...)
-}
+func (s *spaceWriter) message() []byte { return withHead(s.buf) }
 
 // field writes the message b, which message returned and the caller
 // appended to, as field num. The writer owns b from then on.
 func (s *spaceWriter) field(num protowire.Number, b []byte) error {
-	var h [fieldRoom]byte
-	hdr := protowire.AppendVarint(protowire.AppendTag(h[:0], num, protowire.BytesType), uint64(len(b)-fieldRoom))
-	from := fieldRoom - len(hdr)
-	copy(b[from:], hdr)
+	from := putHead(b, byte(num)<<3|byte(protowire.BytesType), uint64(len(b)-headRoom))
 	var err error
 	s.buf, err = s.pipe.writeFrom(b, from)
 	return err

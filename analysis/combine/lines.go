@@ -91,20 +91,9 @@ func (t *transcoder) aligner(ns *nodeState, out *lineOut) *lineAligner {
 	return a
 }
 
-// alignPs aligns one reading, ps from the plane's base, to ps from the
-// output's, and returns its uncertainty.
-func (a *lineAligner) alignPs(ps int64) (int64, float64) {
-	if a.al == nil {
-		return ps + a.shift*1000, 0
-	}
-	n := floorDiv(ps, 1000)
-	t := a.al.Align(n + a.inBase)
-	a.count(t.Flags)
-	return (t.Global-a.outBase)*1000 + (ps - n*1000), t.Sigma
-}
-
-// alignSpanPs aligns an event's start and end as alignPs does, and
-// returns the larger of their uncertainties (align.Node.AlignSpan).
+// alignSpanPs aligns an event's start and end, ps from the plane's base,
+// to ps from the output's, and returns the larger of their uncertainties
+// (align.Node.AlignSpan).
 func (a *lineAligner) alignSpanPs(ps0, ps1 int64) (start, end int64, sigma float64) {
 	if a.al == nil {
 		return ps0 + a.shift*1000, ps1 + a.shift*1000, 0

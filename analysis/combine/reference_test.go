@@ -161,8 +161,7 @@ func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64) {
 		for k, i := range order {
 			ev := evs[i]
 			raw := base + ev.GetOffsetPs()
-			start, s1 := al.alignPs(raw)
-			end, s2 := al.alignPs(raw + ev.DurationPs)
+			start, end, sigma := al.alignSpanPs(raw, raw+ev.DurationPs)
 			if start < prev {
 				start = prev
 				ns.md.MonotonicityFixes++
@@ -172,7 +171,6 @@ func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64) {
 			starts[k] = start
 			lineMin = min(lineMin, start)
 			raw += ns.shift * 1000 // from the output's base
-			sigma := max(s1, s2)
 			ns.sigmas = append(ns.sigmas, sigma)
 			ns.sigmaMax = max(ns.sigmaMax, sigma)
 			ev.Stats = append(ev.Stats, &xplanepb.XStat{MetadataId: uncID,

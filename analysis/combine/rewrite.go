@@ -2,7 +2,6 @@ package combine
 
 import (
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -45,27 +44,19 @@ func (h *lineHead) threadName() []byte {
 	return h.name
 }
 
-// lineRoom is the room a rewritten line keeps at its start for its
-// timestamp_ns field, which is known only once its first timed event is
-// aligned.
-const lineRoom = 1 + binary.MaxVarintLen64
-
-// start returns b emptied, then the room for timestamp_ns and the line's
-// other own fields: the start of the rewritten line, its events to be
-// appended.
+// start returns b emptied, then room for timestamp_ns (known only once the
+// first timed event is aligned) and the line's other own fields: the start
+// of the rewritten line, its events to be appended.
 func (h *lineHead) start(b []byte) []byte {
-	return append(append(b[:0], make([]byte, lineRoom)...), h.others...)
+	return append(withHead(b), h.others...)
 }
 
 // finish sets out's line to the rewritten line b (from start), with
 // timestamp_ns ts written into its room.
 func finish(out *lineOut, b []byte, ts int64) {
-	out.line, out.lineFrom = b, lineRoom
+	out.line, out.lineFrom = b, headRoom
 	if ts != 0 {
-		var f [lineRoom]byte
-		field := protowire.AppendVarint(append(f[:0], byte(fLineTimestamp<<3|protowire.VarintType)), uint64(ts))
-		out.lineFrom -= len(field)
-		copy(b[out.lineFrom:], field)
+		out.lineFrom = putHead(b, byte(fLineTimestamp<<3|protowire.VarintType), uint64(ts))
 	}
 }
 
@@ -154,10 +145,7 @@ func (t *transcoder) rewriteLine(pj *planeJob, b []byte, out *lineOut) error {
 // anything fails.
 func (t *transcoder) rewriteInOrder(pj *planeJob, b []byte, h *lineHead, out *lineOut) bool {
 	al := t.aligner(pj.ns, out)
-	tid := h.tid()
-	if pj.json {
-		out.json = appendThreadJSON(append(out.json, ',', '\n'), pj.pid, tid, h.threadName())
-	}
+	tid := threadJSON(pj, h, out)
 	line := h.start(out.line)
 	base, newTs, nb := h.ts*1000, h.ts, int64(0)
 	prevOffset, first := int64(math.MinInt64), true
@@ -171,7 +159,7 @@ func (t *transcoder) rewriteInOrder(pj *planeJob, b []byte, h *lineHead, out *li
 			continue
 		}
 		var e wireEvent
-		if parseEventInto(&e, data) != nil {
+		if parseEvent(&e, data) != nil {
 			return false
 		}
 		if !e.timed {
@@ -214,11 +202,10 @@ func (t *transcoder) rewriteSorting(pj *planeJob, b []byte, h *lineHead, out *li
 		if !ok {
 			continue
 		}
-		e, err := parseEvent(data)
-		if err != nil {
+		t.evs = append(t.evs, wireEvent{})
+		if err := parseEvent(&t.evs[len(t.evs)-1], data); err != nil {
 			return err
 		}
-		t.evs = append(t.evs, e)
 	}
 	t.order = t.order[:0]
 	for i := range t.evs {
@@ -242,10 +229,7 @@ func (t *transcoder) rewriteSorting(pj *planeJob, b []byte, h *lineHead, out *li
 		}
 	}
 	line := h.start(out.line)
-	tid := h.tid()
-	if pj.json {
-		out.json = appendThreadJSON(append(out.json, ',', '\n'), pj.pid, tid, h.threadName())
-	}
+	tid := threadJSON(pj, h, out)
 	nb := newTs * 1000
 	for i := range t.evs {
 		e := &t.evs[i]
@@ -261,6 +245,16 @@ func (t *transcoder) rewriteSorting(pj *planeJob, b []byte, h *lineHead, out *li
 	finish(out, line, newTs)
 	out.timed = len(t.order) > 0
 	return nil
+}
+
+// threadJSON starts the line's JSON text, when the JSON is exported, with
+// its thread's metadata events, and returns the thread's id.
+func threadJSON(pj *planeJob, h *lineHead, out *lineOut) int64 {
+	tid := h.tid()
+	if pj.json {
+		out.json = appendThreadJSON(append(out.json, ',', '\n'), pj.pid, tid, h.threadName())
+	}
+	return tid
 }
 
 // appendUntimed appends an event without offset_ps, as it was, to a line.

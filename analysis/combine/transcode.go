@@ -174,18 +174,12 @@ func eventStat(b []byte, p *wirePlane, id int64) (string, bool) {
 	return "", false
 }
 
-// parseEvent reads the fields of an event the combiner rewrites. When the
+// parseEvent reads the fields of the event b the combiner rewrites into
+// *e. When the
 // fields other than metadata_id, offset_ps and duration_ps form one run of
 // bytes (C++ encoders write them after those; Go's writes the offset_ps
 // oneof after them), tail is that run, so that rewriting copies it whole.
-func parseEvent(b []byte) (wireEvent, error) {
-	var e wireEvent
-	err := parseEventInto(&e, b)
-	return e, err
-}
-
-// parseEventInto is parseEvent into *e.
-func parseEventInto(e *wireEvent, b []byte) error {
+func parseEvent(e *wireEvent, b []byte) error {
 	*e = wireEvent{raw: b, tailOK: true}
 	closed := -1 // len(b) where tail's run ended (a field 1–3 after it)
 	for len(b) > 0 {

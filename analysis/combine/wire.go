@@ -367,3 +367,20 @@ func putVarint(b []byte, v uint64) int {
 	b[i] = byte(v)
 	return i + 1
 }
+
+// headRoom is the room a buffer keeps at its start for a field's tag and
+// a varint (the field's length, or its value) known only once the rest is
+// written: see withHead.
+const headRoom = 1 + binary.MaxVarintLen64
+
+// withHead returns b emptied but for headRoom bytes of room.
+func withHead(b []byte) []byte { return append(b[:0], make([]byte, headRoom)...) }
+
+// putHead writes the one-byte tag (of a field 1–15) and the varint v at
+// the end of b's room (see withHead) and returns where they start.
+func putHead(b []byte, tag byte, v uint64) int {
+	var h [headRoom]byte
+	h[0] = tag
+	n := 1 + putVarint(h[1:], v)
+	return headRoom - copy(b[headRoom-n:headRoom], h[:n])
+}

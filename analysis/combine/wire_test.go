@@ -189,8 +189,8 @@ func TestParseEvent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := parseEvent(tt.ev)
-			if err != nil {
+			var e wireEvent
+			if err := parseEvent(&e, tt.ev); err != nil {
 				t.Fatal(err)
 			}
 			if e.tailOK != tt.tailOK || (tt.tailOK && !bytes.Equal(e.tail, tt.tail)) {
@@ -201,7 +201,7 @@ func TestParseEvent(t *testing.T) {
 			}
 		})
 	}
-	if _, err := parseEvent([]byte{0x10}); err == nil {
+	if err := parseEvent(&wireEvent{}, []byte{0x10}); err == nil {
 		t.Error("a truncated offset_ps parsed")
 	}
 }
