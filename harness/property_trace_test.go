@@ -17,7 +17,8 @@ import (
 // clocks ±5ms and ±100ppm off, tracer clocks ±20ms and ±50ppm off their
 // host clocks, links of 10–100µs delay, ≤ 30µs jitter and ≤ 1% loss, and
 // a training workload of 2–8 steps of 1–8 collectives whose kernels last
-// 20–300µs, starting once two 1s sync rounds are done.
+// 20–300µs, starting once two 1s sync rounds are done, and snapshots every
+// 1s in bursts of 3–6 pairs.
 func genTraceScenario(t *rapid.T) string {
 	n := rapid.IntRange(2, 5).Draw(t, "nodes")
 	var b strings.Builder
@@ -31,9 +32,10 @@ func genTraceScenario(t *rapid.T) string {
 	fmt.Fprintf(&b, "links:\n  default:\n    delay: %dus\n    jitter: %dus\n    loss: {random: %.1f%%}\n",
 		rapid.IntRange(10, 100).Draw(t, "delay_us"), rapid.IntRange(0, 30).Draw(t, "jitter_us"),
 		float64(rapid.IntRange(0, 10).Draw(t, "loss_permille"))/10)
-	fmt.Fprintf(&b, "workload:\n  kind: training\n  steps: %d\n  collectives_per_step: %d\n  compute_duration: %dus\n  collective_duration: %dus\n  start_delay: 2500ms\n  snapshot_period: 1s\n",
+	fmt.Fprintf(&b, "workload:\n  kind: training\n  steps: %d\n  collectives_per_step: %d\n  compute_duration: %dus\n  collective_duration: %dus\n  start_delay: 2500ms\n  snapshot_period: 1s\n  snapshot_burst: %d\n",
 		rapid.IntRange(2, 8).Draw(t, "steps"), rapid.IntRange(1, 8).Draw(t, "collectives"),
-		rapid.IntRange(20, 300).Draw(t, "compute_us"), rapid.IntRange(20, 300).Draw(t, "collective_us"))
+		rapid.IntRange(20, 300).Draw(t, "compute_us"), rapid.IntRange(20, 300).Draw(t, "collective_us"),
+		rapid.IntRange(3, 6).Draw(t, "snapshot_burst"))
 	b.WriteString("protocol:\n  kind: sync\n  estimator: svm\n  cadence: 1ms\n  window: 1s\n  rounds: 3\n")
 	return b.String()
 }
@@ -68,4 +70,31 @@ func TestPropertyTrace(t *testing.T) {
 				tr.ErrorSigmas.Max, tr.ErrorNS.Max, traceSigmaBound, yml)
 		}
 	})
+}
+
+// TestKnownTraceDraws replays the draws of TestPropertyTrace that once
+// failed (testdata/known/*.yaml) and holds them to its checks.
+func TestKnownTraceDraws(t *testing.T) {
+	files, err := filepath.Glob("../testdata/known/trace-property-*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no known draws: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			sc, err := scenario.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(sc, Options{Out: filepath.Join(t.TempDir(), "run"), NoEventLog: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := res.Summary.Trace
+			t.Logf("|aligned − true start| max %.0f ns, %.2f reported σ", tr.ErrorNS.Max, tr.ErrorSigmas.Max)
+			if tr.Combined.Violations != 0 || tr.AlignedEvents != tr.Events || tr.ErrorSigmas.Max > traceSigmaBound {
+				t.Errorf("%d violations, %d of %d events aligned, an event %.2f reported σ off; want 0, all, ≤ %d σ",
+					tr.Combined.Violations, tr.AlignedEvents, tr.Events, tr.ErrorSigmas.Max, traceSigmaBound)
+			}
+		})
+	}
 }

@@ -43,7 +43,7 @@ func newTracedProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*tracedProt
 		train: training.Config{Steps: t.Steps, CollectivesPerStep: t.CollectivesPerStep, ComputePerStep: t.ComputePerStep,
 			Streams: t.Streams, ComputeDuration: t.ComputeDuration, CollectiveDuration: t.CollectiveDuration, Spread: t.Spread,
 			LaunchGap: t.LaunchGap, StepGap: t.StepGap, StartDelay: t.StartDelay, Port: t.Port}.WithDefaults(),
-		snap:  snapshots.Config{Period: t.SnapshotPeriod, Capacity: t.SnapshotCapacity}.WithDefaults(),
+		snap:  snapshots.Config{Period: t.SnapshotPeriod, Capacity: t.SnapshotCapacity, Burst: t.SnapshotBurst}.WithDefaults(),
 		nodes: make([]*tracedNode, len(r.Nodes)),
 	}
 	if err := p.train.Validate(); err != nil {

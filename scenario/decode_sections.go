@@ -51,7 +51,8 @@ func defaultTraining() Training {
 		StepGap:            time.Millisecond,
 		Port:               7200,
 		SnapshotPeriod:     4 * time.Second,
-		SnapshotCapacity:   1024,
+		SnapshotCapacity:   4096,
+		SnapshotBurst:      4,
 	}
 }
 
@@ -217,7 +218,7 @@ func (d *decoder) protocol(n *yaml.Node, path string) Protocol {
 // order Marshal writes them.
 var trainingKeys = []string{"steps", "collectives_per_step", "compute_per_step", "streams",
 	"compute_duration", "collective_duration", "spread", "launch_gap", "step_gap",
-	"start_delay", "port", "snapshot_period", "snapshot_capacity"}
+	"start_delay", "port", "snapshot_period", "snapshot_capacity", "snapshot_burst"}
 
 // workloadKeys are the keys a workload of the given kind may have. An
 // unknown kind allows every key, so that the only error reported is the
@@ -268,6 +269,7 @@ func (d *decoder) workload(n *yaml.Node, path string) Workload {
 	field(m, path, "port", d.port, &t.Port)
 	field(m, path, "snapshot_period", d.duration, &t.SnapshotPeriod)
 	field(m, path, "snapshot_capacity", d.integer, &t.SnapshotCapacity)
+	field(m, path, "snapshot_burst", d.integer, &t.SnapshotBurst)
 	return w
 }
 

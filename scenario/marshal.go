@@ -336,6 +336,7 @@ func workloadNode(w Workload) *yaml.Node {
 	add(n, "port", integer(int(t.Port)))
 	add(n, "snapshot_period", dur(t.SnapshotPeriod))
 	add(n, "snapshot_capacity", integer(t.SnapshotCapacity))
+	add(n, "snapshot_burst", integer(t.SnapshotBurst))
 	return n
 }
 

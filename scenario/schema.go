@@ -282,7 +282,8 @@ type Training struct {
 	StartDelay         time.Duration // when step 0 may start on each host clock, [0, Duration); default 0
 	Port               uint16        // the workload's stream port, not the sync protocol's; default 7200
 	SnapshotPeriod     time.Duration // (S, R) snapshot sampling period, (0, Duration]; default 4s
-	SnapshotCapacity   int           // snapshot ring buffer size, >= 2; default 1024
+	SnapshotCapacity   int           // snapshot ring buffer size in pairs, >= 2; default 4096
+	SnapshotBurst      int           // pairs per snapshot sample, 1..64; default 4
 }
 
 // ProtocolKind names the synchronization protocol the nodes run.

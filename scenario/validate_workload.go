@@ -9,6 +9,7 @@ const (
 	maxTrainingCompute     = 1 << 12
 	maxTrainingStreams     = 64
 	minSnapshotCapacity    = 2
+	maxSnapshotBurst       = 64
 )
 
 // The sync protocol's ports (probe.Port and rounds.Port), which a training
@@ -79,4 +80,5 @@ func (v *validator) training(path string, t Training) {
 	if t.SnapshotCapacity < minSnapshotCapacity {
 		v.addf(key(path, "snapshot_capacity"), "snapshot_capacity %d; expected at least %d snapshots", t.SnapshotCapacity, minSnapshotCapacity)
 	}
+	v.intIn(key(path, "snapshot_burst"), "snapshot_burst", t.SnapshotBurst, 1, maxSnapshotBurst, "a pair count")
 }

@@ -31,7 +31,8 @@ func TestWorkloadDefaults(t *testing.T) {
 		StartDelay:         0,
 		Port:               7200,
 		SnapshotPeriod:     4 * time.Second,
-		SnapshotCapacity:   1024,
+		SnapshotCapacity:   4096,
+		SnapshotBurst:      4,
 	}
 	doubled := allDefaults
 	doubled.CollectivesPerStep, doubled.ComputePerStep = 3, 6
@@ -90,6 +91,7 @@ func TestTrainingFile(t *testing.T) {
 		Port:               7300,
 		SnapshotPeriod:     2 * time.Second,
 		SnapshotCapacity:   256,
+		SnapshotBurst:      2,
 	}}
 	if s.Workload != want {
 		t.Errorf("workload\n%+v\nwant\n%+v", s.Workload, want)
@@ -125,13 +127,14 @@ func TestMarshalTrainingKeys(t *testing.T) {
 		"  start_delay: 0s",
 		"  port: 7200",
 		"  snapshot_period: 4s",
-		"  snapshot_capacity: 1024",
+		"  snapshot_capacity: 4096",
+		"  snapshot_burst: 4",
 		"protocol:")
 	if !strings.Contains(string(out), want) {
 		t.Errorf("Marshal wrote\n%s\nwant it to contain\n%s", out, want)
 	}
-	if len(trainingKeys) != 13 {
-		t.Errorf("%d training keys; want 13", len(trainingKeys))
+	if len(trainingKeys) != 14 {
+		t.Errorf("%d training keys; want 14", len(trainingKeys))
 	}
 	for _, k := range trainingKeys {
 		if !strings.Contains(want, "\n  "+k+": ") {
@@ -230,6 +233,10 @@ func TestWorkloadErrors(t *testing.T) {
 			`workload.start_delay: negative start_delay "-1s"; expected a duration >= 0`},
 		{"start_delay at the end", trainHead("  start_delay: 10s"), 7,
 			`workload.start_delay: start_delay "10s" leaves no time to train; expected start_delay < duration (10s)`},
+		{"zero snapshot_burst", trainHead("  snapshot_burst: 0"), 7,
+			`workload.snapshot_burst: snapshot_burst 0 is out of range; expected a pair count from 1 to 64`},
+		{"too large a snapshot_burst", trainHead("  snapshot_burst: 65"), 7,
+			`workload.snapshot_burst: snapshot_burst 65 is out of range; expected a pair count from 1 to 64`},
 		{"port zero", trainHead("  port: 0"), 7,
 			`workload.port: port 0 is out of range; expected a port number from 1 to 65535`},
 		{"port too large", trainHead("  port: 65536"), 7,

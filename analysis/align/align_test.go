@@ -35,7 +35,7 @@ func TestToHostExactOnLine(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := linearPairs(5, tc.sBase, 4e9, 777_000_000, 80, 0, 1)
-			m, err := NewSnapshots(p)
+			m, err := NewSnapshots(p, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +65,7 @@ func TestToHostExactOnLine(t *testing.T) {
 // pairs.
 func TestPairSigma(t *testing.T) {
 	for _, sd := range []float64{0, 50, 400} {
-		m, err := NewSnapshots(linearPairs(400, 0, 4e9, 5e6, -60, sd, 7))
+		m, err := NewSnapshots(linearPairs(400, 0, 4e9, 5e6, -60, sd, 7), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,12 +86,12 @@ func TestNewSnapshotsErrors(t *testing.T) {
 		{"equal R, merged to one", []Pair{{1, 5}, {2, 5}}},
 		{"S backwards", []Pair{{10, 1}, {9, 2}}},
 	} {
-		if _, err := NewSnapshots(tc.pairs); !errors.Is(err, ErrSnapshots) {
+		if _, err := NewSnapshots(tc.pairs, 0); !errors.Is(err, ErrSnapshots) {
 			t.Errorf("%s: error %v, want ErrSnapshots", tc.name, err)
 		}
 	}
 	// Pairs of equal R are merged at their mean S.
-	m, err := NewSnapshots([]Pair{{Sys: 100, Tracer: 10}, {Sys: 300, Tracer: 20}, {Sys: 310, Tracer: 20}})
+	m, err := NewSnapshots([]Pair{{Sys: 100, Tracer: 10}, {Sys: 300, Tracer: 20}, {Sys: 310, Tracer: 20}}, 0)
 	if err != nil || m.Len() != 2 {
 		t.Fatalf("equal R: %v, %d pairs", err, m.Len())
 	}
@@ -99,7 +99,7 @@ func TestNewSnapshotsErrors(t *testing.T) {
 		t.Errorf("merged pair: ToHost(20) = %d, want 305", s)
 	}
 	// Unsorted input is sorted by R.
-	if _, err := NewSnapshots([]Pair{{20, 2}, {10, 1}, {30, 3}}); err != nil {
+	if _, err := NewSnapshots([]Pair{{20, 2}, {10, 1}, {30, 3}}, 0); err != nil {
 		t.Errorf("unsorted pairs: %v", err)
 	}
 }
@@ -108,7 +108,7 @@ func TestNewSnapshotsErrors(t *testing.T) {
 // checks the result against the model's own arithmetic, the flags, and the
 // uncertainty combination.
 func TestNodeAlign(t *testing.T) {
-	snaps, err := NewSnapshots([]Pair{{Sys: 0, Tracer: 1000}, {Sys: 4e9, Tracer: 4e9 + 1000}, {Sys: 8e9, Tracer: 8e9 + 1000}})
+	snaps, err := NewSnapshots([]Pair{{Sys: 0, Tracer: 1000}, {Sys: 4e9, Tracer: 4e9 + 1000}, {Sys: 8e9, Tracer: 8e9 + 1000}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func drawPairs(t *rapid.T, n int, minStep int64) []Pair {
 func TestToHostSegmentHint(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(2, 12).Draw(t, "pairs")
-		m, err := NewSnapshots(drawPairs(t, n, 1))
+		m, err := NewSnapshots(drawPairs(t, n, 1), rapid.Int64Range(0, 5e9).Draw(t, "burst gap"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,8 +173,8 @@ func TestToHostSegmentHint(t *testing.T) {
 			if gs != ws || gsig != wsig || gext != wext {
 				t.Fatalf("toHost(%d) from a hint = %d, %v, %v; ToHost = %d, %v, %v", q, gs, gsig, gext, ws, wsig, wext)
 			}
-			if seg < 1 || seg > m.Len()-1 {
-				t.Fatalf("toHost left segment %d of %d pairs", seg, m.Len())
+			if seg < 1 || seg > m.Samples()-1 {
+				t.Fatalf("toHost left segment %d of %d pairs", seg, m.Samples())
 			}
 		}
 	})
@@ -187,7 +187,7 @@ func TestToHostSegmentHint(t *testing.T) {
 func TestNodeRemembersRightly(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pairs := drawPairs(t, rapid.IntRange(2, 8).Draw(t, "pairs"), 1e6)
-		snaps, err := NewSnapshots(pairs)
+		snaps, err := NewSnapshots(pairs, rapid.Int64Range(0, 5e9).Draw(t, "burst gap"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func TestNodeRemembersRightly(t *testing.T) {
 // BenchmarkAlign aligns readings 2 µs apart across snapshot segments of
 // 4 s and offset windows of 2 s, as combine does.
 func BenchmarkAlign(b *testing.B) {
-	snaps, err := NewSnapshots(linearPairs(64, 0, 4e9, 1e6, 30, 50, 1))
+	snaps, err := NewSnapshots(linearPairs(64, 0, 4e9, 1e6, 30, 50, 1), 0)
 	if err != nil {
 		b.Fatal(err)
 	}

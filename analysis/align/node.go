@@ -1,10 +1,6 @@
 package align
 
-import (
-	"math"
-
-	"github.com/chronosync/chronosync/analysis/offsets"
-)
+import "github.com/chronosync/chronosync/analysis/offsets"
 
 // Flags say what an aligned time had to assume.
 type Flags uint8
@@ -77,7 +73,7 @@ func (n *Node) AlignSpan(r0, r1 int64) (start, end Time) {
 // reading is an aligned reading before its uncertainty is worked out.
 type reading struct {
 	global int64
-	q      float64 // the snapshot fit's factor (see Snapshots.toHostQ); 0 without snapshots
+	q      float64 // the snapshot mapping's variance, ns² (see Snapshots.toHostQ); 0 without snapshots
 	unc    float64 // the clock model's variance, ns²; −1 without one
 	flags  Flags
 }
@@ -104,19 +100,13 @@ func (n *Node) align(r int64) reading {
 	return a
 }
 
-// sigma is the uncertainty of a reading of the factor q (see
-// Snapshots.toHostQ) and the clock model's variance unc (−1: none).
+// sigma is the uncertainty of a reading whose snapshot mapping has the
+// variance q (see Snapshots.toHostQ; 0 without snapshots) and whose clock
+// model has the variance unc (−1: none).
 func (n *Node) sigma(q, unc float64) float64 {
-	sigma := 0.0
-	if n.snaps != nil {
-		sigma = n.snaps.sigmaOf(q)
-	}
-	if unc < 0 {
-		return max(minSigma, sigma)
-	}
 	// Not math.Hypot, which guards against overflow at a third of the
-	// cost of the whole alignment: these are ns, far from overflowing.
-	return max(minSigma, math.Sqrt(sigma*sigma+unc))
+	// cost of the whole alignment: these are ns², far from overflowing.
+	return sigmaOf(q + max(0, unc))
 }
 
 // lookup finds the model for host reading s, sets n's to it and adds to

@@ -24,19 +24,34 @@ var ErrSnapshots = errors.New("align: unusable snapshot pairs")
 // whole ns.
 const minSigma = 1.0
 
-// Snapshots maps R to S piecewise linearly through the snapshot pairs.
+// Snapshots maps R to S piecewise linearly through the snapshot samples.
 type Snapshots struct {
-	p []Pair // sorted by Tracer, strictly increasing in both clocks
-	// sigma is the 1σ error of one pair's S at its R, estimated from how
-	// far each inner pair lies off the line through its neighbours.
-	sigma float64
+	// p holds one pair per sample, the centroid of its burst (see
+	// NewSnapshots), sorted by Tracer, strictly increasing in both clocks;
+	// v[i] is the variance of p[i]'s S at its R, ns².
+	p []Pair
+	v []float64
+	// read is the variance of one reading's own error, ns²: that of one
+	// pair, which holds a reading of either clock.
+	read float64
+	// first and last are the first and last pair's R, of all pairs read.
+	first, last int64
+	pairs       int // pairs read, pairs of equal R merged
 }
 
 // NewSnapshots sorts the pairs by R, merges pairs of equal R (see
-// mergeEqualR), and checks them:
-// at least two, and S strictly increasing with R (a clock that stands still or runs backwards
-// between two snapshots cannot be interpolated).
-func NewSnapshots(pairs []Pair) (*Snapshots, error) {
+// mergeEqualR), and checks them: at least two, and S strictly increasing
+// with R (a clock that stands still or runs backwards between two
+// snapshots cannot be interpolated).
+//
+// Pairs that follow each other within burstGap of R form a burst: the
+// pairs a sampler reads in quick succession at one sample. A burst counts
+// as one pair at its centroid, as precise as its pairs' mean, and the
+// scatter of its pairs about a line through it (over a few ms, where
+// neither clock can wander) measures the error of one pair directly.
+// burstGap 0 makes every pair its own burst, and so do pairs that would
+// all fall in one. See bursts.go.
+func NewSnapshots(pairs []Pair, burstGap int64) (*Snapshots, error) {
 	if len(pairs) < 2 {
 		return nil, fmt.Errorf("%w: %d pairs, need at least 2", ErrSnapshots, len(pairs))
 	}
@@ -52,7 +67,13 @@ func NewSnapshots(pairs []Pair) (*Snapshots, error) {
 				ErrSnapshots, i-1, i, p[i-1].Tracer, p[i].Tracer, p[i-1].Sys, p[i].Sys)
 		}
 	}
-	return &Snapshots{p: p, sigma: pairSigma(p)}, nil
+	m := &Snapshots{first: p[0].Tracer, last: p[len(p)-1].Tracer, pairs: len(p)}
+	bs := bursts(p, burstGap)
+	if len(bs) < 2 { // one burst is no mapping: take its pairs one by one
+		bs = bursts(p, 0)
+	}
+	m.fit(bs)
+	return m, nil
 }
 
 // mergeEqualR replaces each run of pairs with the same R (the same
@@ -108,23 +129,28 @@ func chi2Lower(k float64) float64 {
 	return max(k/25, k*c*c*c)
 }
 
-// Len is the number of pairs.
-func (m *Snapshots) Len() int { return len(m.p) }
+// Len is the number of pairs (pairs of equal R counted once).
+func (m *Snapshots) Len() int { return m.pairs }
+
+// Samples is the number of samples: bursts of pairs, each one pair of the
+// mapping.
+func (m *Snapshots) Samples() int { return len(m.p) }
 
 // PairSigma is the estimated 1σ error of one pair, ns (an upper
-// confidence bound, see pairSigma).
-func (m *Snapshots) PairSigma() float64 { return m.sigma }
+// confidence bound, see fit).
+func (m *Snapshots) PairSigma() float64 { return max(minSigma, math.Sqrt(m.read)) }
 
 // Span returns the first and last pair's R.
-func (m *Snapshots) Span() (first, last int64) { return m.p[0].Tracer, m.p[len(m.p)-1].Tracer }
+func (m *Snapshots) Span() (first, last int64) { return m.first, m.last }
 
 // ToHost maps a tracer reading r to the host clock, rounded to the ns.
-// Between two pairs it interpolates, and the uncertainty is that of the two
-// pairs' errors weighted by the interpolation plus the reading's own (taken
-// as large as a pair's); outside the pairs it
-// extrapolates along the nearest segment and reports extrapolated, and the
-// uncertainty grows with the distance in units of that segment's length
-// (the rate between the clocks is known no better than from that segment).
+// Between two samples it interpolates, and the uncertainty is that of the
+// two samples' errors weighted by the interpolation plus the reading's own
+// (taken as large as a pair's); outside the samples it extrapolates along
+// the nearest segment, and the uncertainty grows with the distance in
+// units of that segment's length (the rate between the clocks is known no
+// better than from that segment). A reading before the first pair read or
+// after the last is reported extrapolated.
 // The arithmetic is done on differences from the segment's first pair, so
 // clocks of any magnitude (epoch ns included) keep ns precision.
 func (m *Snapshots) ToHost(r int64) (s int64, sigma float64, extrapolated bool) {
@@ -138,11 +164,11 @@ func (m *Snapshots) ToHost(r int64) (s int64, sigma float64, extrapolated bool) 
 // search. The result is ToHost's, whatever *seg holds.
 func (m *Snapshots) toHost(r int64, seg *int) (s int64, sigma float64, extrapolated bool) {
 	s, q, extrapolated := m.toHostQ(r, seg)
-	return s, m.sigmaOf(q), extrapolated
+	return s, sigmaOf(q), extrapolated
 }
 
-// toHostQ is toHost with the uncertainty left as q, the factor of the
-// pairs' variance that sigmaOf turns into it.
+// toHostQ is toHost with the uncertainty left as its variance q, ns², which
+// sigmaOf turns into it.
 func (m *Snapshots) toHostQ(r int64, seg *int) (s int64, q float64, extrapolated bool) {
 	p := m.p
 	// The segment [k-1, k] with p[k-1].Tracer < r <= p[k].Tracer, the
@@ -156,14 +182,14 @@ func (m *Snapshots) toHostQ(r int64, seg *int) (s int64, q float64, extrapolated
 	a, b := p[k-1], p[k]
 	u := diff(r, a.Tracer) / float64(b.Tracer-a.Tracer)
 	s = a.Sys + round(u*float64(b.Sys-a.Sys))
-	// The pairs' errors, weighted by the interpolation, and the reading's
-	// own: a tracer reading is as noisy as a pair at most.
-	return s, (1-u)*(1-u) + u*u + 1, u < 0 || u > 1
+	// The samples' errors, weighted by the interpolation, and the
+	// reading's own: a tracer reading is as noisy as a pair at most.
+	return s, (1-u)*(1-u)*m.v[k-1] + u*u*m.v[k] + m.read, r < m.first || r > m.last
 }
 
 // sigmaOf is the uncertainty of a reading whose toHostQ gave q; it grows
 // with q.
-func (m *Snapshots) sigmaOf(q float64) float64 { return max(minSigma, m.sigma*math.Sqrt(q)) }
+func sigmaOf(q float64) float64 { return max(minSigma, math.Sqrt(q)) }
 
 // round is int64(math.Round(x)), rounding halves away from zero, and
 // faster where |x| < 2^62.

@@ -466,11 +466,13 @@ func (c *combiner) snapshots(in Input, md *NodeMetadata) (*align.Snapshots, erro
 	for i, q := range sp.Pairs {
 		pairs[i] = align.Pair{Sys: q.SysClockNs, Tracer: q.TracerClockNs}
 	}
-	snaps, err := align.NewSnapshots(pairs)
+	// The sampler reads a sample's pairs ms apart and samples seconds
+	// apart: an eighth of the period tells them apart.
+	snaps, err := align.NewSnapshots(pairs, int64(sp.SamplingPeriodNs/8))
 	if err != nil {
 		return nil, fmt.Errorf("combine: %s: %w", in.Snapshots, err)
 	}
-	md.Snapshots, md.SnapshotPairs = c.rel(in.Snapshots), snaps.Len()
+	md.Snapshots, md.SnapshotPairs, md.SnapshotSamples = c.rel(in.Snapshots), snaps.Len(), snaps.Samples()
 	md.SamplingPeriodNS, md.SnapshotsTaken, md.MissingSnapshots = sp.SamplingPeriodNs, sp.SnapshotsTaken, sp.MissedDeadline
 	md.SnapshotResidualNS = snaps.PairSigma()
 	return snaps, nil

@@ -31,9 +31,12 @@ type NodeMetadata struct {
 	// when they have one.
 	TimeBaseNS int64  `json:"time_base_ns,omitempty"`
 	Snapshots  string `json:"snapshots,omitempty"` // the snapshot file, when one was given
-	// SnapshotPairs counts the pairs used; SamplingPeriodNS and the
-	// sampler's counters come from the snapshot file.
+	// SnapshotPairs counts the pairs used, SnapshotSamples the bursts
+	// they came in (pairs less than an eighth of the sampling period
+	// apart); SamplingPeriodNS and the sampler's counters come from the
+	// snapshot file.
 	SnapshotPairs    int    `json:"snapshot_pairs"`
+	SnapshotSamples  int    `json:"snapshot_samples"`
 	SamplingPeriodNS uint64 `json:"sampling_period_ns,omitempty"`
 	SnapshotsTaken   uint64 `json:"snapshots_taken,omitempty"`
 	// MissingSnapshots is the sampler's missed deadlines, plus one when
@@ -41,7 +44,8 @@ type NodeMetadata struct {
 	// as its host clock).
 	MissingSnapshots uint64 `json:"missing_snapshots"`
 	// SnapshotResidualNS is the 1σ error of one snapshot pair, estimated
-	// from how far inner pairs lie off their neighbours' chord.
+	// from how far a burst's pairs lie off their own line, or without
+	// bursts from how far inner pairs lie off their neighbours' chord.
 	SnapshotResidualNS float64 `json:"snapshot_residual_ns"`
 	OffsetWindows      int     `json:"offset_windows"`
 	// MaxCorrectionNS is the largest |aligned − raw| over the node's

@@ -105,6 +105,7 @@ func clockMetadataPlane(name string, md *NodeMetadata) *xplanepb.XPlane {
 	add(statNodeID, int64(md.ID))
 	p.Stats = append(p.Stats, &xplanepb.XStat{MetadataId: statID(p, statHostname), Value: &xplanepb.XStat_StrValue{StrValue: md.Hostname}})
 	add("snapshot_pairs", int64(md.SnapshotPairs))
+	add("snapshot_samples", int64(md.SnapshotSamples))
 	add("sampling_period_ns", int64(md.SamplingPeriodNS))
 	add("missing_snapshots", int64(md.MissingSnapshots))
 	add("snapshot_residual_ns", int64(md.SnapshotResidualNS+0.5))

@@ -11,10 +11,10 @@ import (
 )
 
 // A node whose tracer clock runs 5s ahead of its host clock and 100ppm
-// fast, sampled every second for 3.5s: a sample at start, one per period,
-// and one at Stop.
+// fast, sampled every second for 3.5s, two pairs 1ms apart per sample: a
+// sample at start, one per period, and a pair at Stop.
 func Example() {
-	smp, err := snapshots.New(snapshots.Config{Period: time.Second})
+	smp, err := snapshots.New(snapshots.Config{Period: time.Second, Burst: 2})
 	if err != nil {
 		panic(err)
 	}
@@ -32,9 +32,13 @@ func Example() {
 	fmt.Printf("%+v\n", smp.Stats())
 	// Output:
 	// S=0s R=5s
+	// S=1ms R=5.0010001s
 	// S=1s R=6.0001s
+	// S=1.001s R=6.0011001s
 	// S=2s R=7.0002s
+	// S=2.001s R=7.0012001s
 	// S=3s R=8.0003s
+	// S=3.001s R=8.0013001s
 	// S=3.5s R=8.50035s
-	// {SnapshotsTaken:5 MissedDeadline:0 Dropped:0}
+	// {SnapshotsTaken:9 MissedDeadline:0 Dropped:0}
 }

@@ -1,5 +1,6 @@
 // Package snapshots is the snapshot sampler of a node: every Period it reads
-// the host clock S and the tracer clock R back to back and keeps the pair,
+// the host clock S and the tracer clock R back to back, Burst times BurstGap
+// apart, and keeps the pairs,
 // so that a node's traces, stamped on R, can later be mapped onto S and from
 // there onto the global timeline (seed 002, "snapshot pairs").
 //
@@ -15,13 +16,26 @@
 // have passed as well, those slots are skipped and each counts as a missed
 // deadline too. (A forward step of the host clock looks the same as a late
 // callback and is counted so; after a backward step the schedule is
-// re-anchored one Period after the sample that noticed it.) Stop takes one last sample, unscheduled, so the last pair
-// covers the end of the run, and cancels the schedule.
+// re-anchored one Period after the sample that noticed it.) Stop takes one
+// last pair, unscheduled, so the last pair covers the end of the run, and
+// cancels the schedule (and a burst under way).
+//
+// # Bursts
+//
+// A sample is a burst of Burst pairs, the first at the scheduled time and
+// each next one BurstGap of host time after the last. The scatter of a
+// burst's pairs about their own line measures the error of one pair with
+// Burst−2 degrees of freedom per sample, whatever the clocks do between
+// samples; with one pair per sample that error can only be told from how
+// the samples line up, which a handful of samples does poorly. The pairs
+// are BurstGap apart rather than back to back so that their read errors
+// are independent (a simulated clock read twice at one instant clamps the
+// second read to the first).
 //
 // Pairs go into a ring buffer of Capacity pairs; when it is full the oldest
 // pair is dropped and counted.
 //
-// The sampler reads each clock once per sample and draws no randomness. It
+// The sampler reads each clock once per pair and draws no randomness. It
 // uses no ports, so it can share an Env with other programs.
 package snapshots
 
@@ -35,7 +49,11 @@ import (
 // Defaults applied to zero fields of [Config].
 const (
 	DefaultPeriod   = 4 * time.Second
-	DefaultCapacity = 1024
+	DefaultCapacity = 4096
+	DefaultBurst    = 4
+	// DefaultBurstGap is BurstGap's default where the period leaves room
+	// for it (see Config.BurstGap).
+	DefaultBurstGap = time.Millisecond
 )
 
 // Config is the sampler's parameters. A zero field takes its default.
@@ -43,11 +61,18 @@ type Config struct {
 	// Period is the host time between two samples; default DefaultPeriod.
 	Period time.Duration
 	// Capacity is the ring buffer's size in pairs; default DefaultCapacity
-	// (68 minutes at the default period).
+	// (68 minutes at the default period and burst).
 	Capacity int
 	// Tolerance is how late, on the host clock, a sample may run before it
 	// counts as a missed deadline; default Period/10.
 	Tolerance time.Duration
+	// Burst is the number of pairs a sample reads; default DefaultBurst.
+	Burst int
+	// BurstGap is the host time between two pairs of a burst; default
+	// DefaultBurstGap, or less where the period is short: a burst may
+	// span at most Period/8 (so that a reader tells bursts apart by their
+	// gaps, see align.NewSnapshots).
+	BurstGap time.Duration
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -60,6 +85,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Tolerance == 0 {
 		c.Tolerance = c.Period / 10
+	}
+	if c.Burst == 0 {
+		c.Burst = DefaultBurst
+	}
+	if c.BurstGap == 0 && c.Burst > 1 {
+		c.BurstGap = min(DefaultBurstGap, c.Period/time.Duration(8*(c.Burst-1)))
 	}
 	return c
 }
@@ -74,6 +105,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("snapshots config: Capacity is %d, want > 0 (0 means %d)", c.Capacity, DefaultCapacity)
 	case c.Tolerance < 0:
 		return fmt.Errorf("snapshots config: Tolerance is %v, want > 0 (0 means Period/10)", c.Tolerance)
+	case c.Burst < 0:
+		return fmt.Errorf("snapshots config: Burst is %d, want > 0 (0 means %d)", c.Burst, DefaultBurst)
+	case c.Burst > 1 && (c.BurstGap <= 0 || c.BurstGap*time.Duration(c.Burst-1) > c.Period/8):
+		return fmt.Errorf("snapshots config: a burst of %d pairs %v apart spans more than Period/8 (%v) or nothing", c.Burst, c.BurstGap, c.Period/8)
 	}
 	return nil
 }
@@ -87,7 +122,7 @@ type Pair struct {
 
 // Stats are the sampler's counters.
 type Stats struct {
-	SnapshotsTaken int // samples taken, the one at Stop included
+	SnapshotsTaken int // pairs read, the one at Stop included
 	MissedDeadline int // scheduled samples that ran more than Tolerance late or were skipped
 	Dropped        int // pairs pushed out of the full ring buffer
 }
@@ -99,8 +134,10 @@ type Sampler struct {
 	env     world.Env
 	timer   world.Timer
 	due     world.Time // host time the pending sample is scheduled for
+	at      world.Time // S of the last sample's first pair
 	stopped bool
 
+	left  int    // pairs still to read in the burst under way
 	ring  []Pair // ring buffer: len(ring) <= Capacity
 	head  int    // index of the oldest pair once the ring is full
 	stats Stats
@@ -123,14 +160,33 @@ func (s *Sampler) Config() Config { return s.cfg }
 func (s *Sampler) Start(env world.Env) error {
 	s.env = env
 	sys := s.sample()
-	s.due = sys.Add(s.cfg.Period)
-	s.timer = env.AfterFunc(s.cfg.Period, s.tick)
+	s.at, s.due = sys, sys.Add(s.cfg.Period)
+	s.left = s.cfg.Burst - 1
+	s.schedule(sys)
 	return nil
 }
 
-// tick is a scheduled sample.
+// schedule sets the timer for the burst's next pair or, when the burst is
+// done, for the next sample; sys is the last pair's S.
+func (s *Sampler) schedule(sys world.Time) {
+	if s.left > 0 {
+		s.timer = s.env.AfterFunc(s.cfg.BurstGap, s.burst)
+		return
+	}
+	s.timer = s.env.AfterFunc(s.due.Sub(sys), s.tick)
+}
+
+// burst reads the next pair of the burst under way.
+func (s *Sampler) burst() {
+	sys := s.sample()
+	s.left--
+	s.schedule(sys)
+}
+
+// tick is a scheduled sample: its burst's first pair.
 func (s *Sampler) tick() {
 	sys := s.sample()
+	s.at = sys
 	if sys.Sub(s.due) > s.cfg.Tolerance {
 		s.stats.MissedDeadline++
 	}
@@ -146,7 +202,8 @@ func (s *Sampler) tick() {
 		// to catch up with the old schedule.
 		s.due = sys.Add(s.cfg.Period)
 	}
-	s.timer = s.env.AfterFunc(s.due.Sub(sys), s.tick)
+	s.left = s.cfg.Burst - 1
+	s.schedule(sys)
 }
 
 // sample reads S and R back to back, stores the pair and returns S.
@@ -169,14 +226,6 @@ func (s *Sampler) push(p Pair) {
 	s.stats.Dropped++
 }
 
-// newest returns the latest pair held.
-func (s *Sampler) newest() (Pair, bool) {
-	if len(s.ring) == 0 {
-		return Pair{}, false
-	}
-	return s.ring[(s.head+len(s.ring)-1)%len(s.ring)], true
-}
-
 // Stop takes one last sample, so that the last pair covers the end of the
 // run, and stops sampling; when the last scheduled sample is less than
 // half a period old, it stands for the end and none is added (so that no
@@ -190,7 +239,7 @@ func (s *Sampler) Stop() {
 	s.stopped = true
 	s.timer.Stop()
 	p := Pair{Sys: s.env.Host().Now()}
-	if last, ok := s.newest(); ok && p.Sys.Sub(last.Sys) < s.cfg.Period/2 {
+	if p.Sys.Sub(s.at) < s.cfg.Period/2 {
 		return
 	}
 	p.Tracer = s.env.Tracer().Now()

@@ -14,6 +14,7 @@ import (
 )
 
 const (
+	us = time.Microsecond
 	ms = time.Millisecond
 	s  = time.Second
 )
@@ -67,7 +68,7 @@ func TestCadence(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			smp := run(t, snapshots.Config{Period: tc.period}, tc.run)
+			smp := run(t, snapshots.Config{Period: tc.period, Burst: 1}, tc.run)
 			period := smp.Config().Period
 			pairs := smp.Pairs()
 			st := smp.Stats()
@@ -96,9 +97,32 @@ func TestCadence(t *testing.T) {
 	}
 }
 
+// TestBurst: each sample is a burst of Burst pairs BurstGap apart, the
+// first on the schedule; a Stop mid-burst ends the burst.
+func TestBurst(t *testing.T) {
+	pairs := run(t, snapshots.Config{Period: s}, 10500*ms).Pairs()
+	if len(pairs) != 11*4+1 {
+		t.Fatalf("%d pairs, want 11 bursts of 4 and a stop", len(pairs))
+	}
+	near := func(d, want time.Duration) bool { return d > want-us && d < want+us }
+	for i := 1; i < len(pairs)-1; i++ {
+		from, want := i-1, ms
+		if i%4 == 0 { // a burst's first pair: a period after the last's
+			from, want = i-4, s
+		}
+		if gap := pairs[i].Sys.Sub(pairs[from].Sys); !near(gap, want) {
+			t.Errorf("pair %d: %v after pair %d, want %v", i, gap, from, want)
+		}
+	}
+	// Bursts at 0 and 1s, then 2s and 2.01s; stopped 15ms into that burst.
+	if got := run(t, snapshots.Config{Period: s, BurstGap: 10 * ms}, 2015*ms).Stats(); got != (snapshots.Stats{SnapshotsTaken: 10}) {
+		t.Errorf("stopped mid-burst: stats %+v, want 10 pairs taken", got)
+	}
+}
+
 func TestRingBuffer(t *testing.T) {
-	all := run(t, snapshots.Config{Period: s}, 10500*ms).Pairs()
-	for _, capacity := range []int{1, 3, 11, 12, 13} {
+	all := run(t, snapshots.Config{Period: s}, 10500*ms).Pairs() // 11 bursts of 4 + stop
+	for _, capacity := range []int{1, 3, 44, 45, 46} {
 		smp := run(t, snapshots.Config{Period: s, Capacity: capacity}, 10500*ms)
 		kept := min(capacity, len(all))
 		want := snapshots.Stats{SnapshotsTaken: len(all), Dropped: len(all) - kept}
@@ -132,7 +156,7 @@ func TestMissedDeadline(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := run(t, snapshots.Config{}, 22*s, tc.fault).Stats()
+			st := run(t, snapshots.Config{Burst: 1}, 22*s, tc.fault).Stats()
 			if want := (snapshots.Stats{SnapshotsTaken: tc.taken, MissedDeadline: tc.miss}); st != want {
 				t.Errorf("stats %+v, want %+v", st, want)
 			}
@@ -149,14 +173,18 @@ func TestStop(t *testing.T) {
 	if st := smp.Stats(); st != (snapshots.Stats{}) {
 		t.Fatalf("stop before start: stats %+v", st)
 	}
-	smp = run(t, snapshots.Config{}, 11*s) // 0 4 8 + stop at 11
+	smp = run(t, snapshots.Config{}, 11*s) // bursts at 0 4 8 + stop at 11
 	smp.Stop()
-	if got := smp.Stats().SnapshotsTaken; got != 4 {
-		t.Errorf("%d samples after two stops, want 4", got)
+	if got := smp.Stats().SnapshotsTaken; got != 13 {
+		t.Errorf("%d pairs after two stops, want 13", got)
 	}
-	// A stop less than half a period after the last sample adds none.
-	if got := run(t, snapshots.Config{}, 9*s).Stats().SnapshotsTaken; got != 3 {
-		t.Errorf("stop 1s after the last sample: %d samples, want 3 (0 4 8)", got)
+	// A stop less than half a period after the last sample adds none,
+	// however young its burst's last pair.
+	if got := run(t, snapshots.Config{}, 9*s).Stats().SnapshotsTaken; got != 12 {
+		t.Errorf("stop 1s after the last sample: %d pairs, want 12 (0 4 8)", got)
+	}
+	if got := run(t, snapshots.Config{Period: s, Burst: 3, BurstGap: 60 * ms}, 3500*ms).Stats().SnapshotsTaken; got != 13 {
+		t.Errorf("stop 0.5s after the last sample, 0.38s after its last pair: %d pairs, want 13 (bursts at 0 1 2 3 + stop)", got)
 	}
 	p := smp.Pairs()
 	p[0] = snapshots.Pair{}
@@ -176,6 +204,11 @@ func TestConfigValidate(t *testing.T) {
 		{"negative period", snapshots.Config{Period: -s}, "Period is -1s"},
 		{"negative capacity", snapshots.Config{Capacity: -1}, "Capacity is -1"},
 		{"negative tolerance", snapshots.Config{Tolerance: -ms}, "Tolerance is -1ms"},
+		{"negative burst", snapshots.Config{Burst: -1}, "Burst is -1"},
+		{"negative burst gap", snapshots.Config{BurstGap: -ms}, "burst of 4 pairs -1ms apart"},
+		{"burst too long", snapshots.Config{Period: s, Burst: 3, BurstGap: 63 * ms}, "spans more than Period/8 (125ms)"},
+		{"burst just fits", snapshots.Config{Period: s, Burst: 3, BurstGap: 62500 * us}, ""},
+		{"one pair, any gap", snapshots.Config{Burst: 1, BurstGap: -ms}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,7 +221,15 @@ func TestConfigValidate(t *testing.T) {
 			}
 		})
 	}
-	if got := (snapshots.Config{Period: s}).WithDefaults(); got != (snapshots.Config{Period: s, Capacity: snapshots.DefaultCapacity, Tolerance: 100 * ms}) {
-		t.Errorf("defaults: %+v", got)
+	for _, tc := range []struct{ in, want snapshots.Config }{
+		{snapshots.Config{Period: s}, snapshots.Config{Period: s, Capacity: snapshots.DefaultCapacity, Tolerance: 100 * ms, Burst: 4, BurstGap: ms}},
+		// A short period shortens the gap: the burst spans Period/8.
+		{snapshots.Config{Period: 24 * ms, Burst: 4}, snapshots.Config{Period: 24 * ms, Capacity: snapshots.DefaultCapacity, Tolerance: 2400 * us, Burst: 4, BurstGap: ms}},
+		{snapshots.Config{Period: 12 * ms}, snapshots.Config{Period: 12 * ms, Capacity: snapshots.DefaultCapacity, Tolerance: 1200 * us, Burst: 4, BurstGap: 500 * us}},
+		{snapshots.Config{Burst: 1}, snapshots.Config{Period: 4 * s, Capacity: snapshots.DefaultCapacity, Tolerance: 400 * ms, Burst: 1}},
+	} {
+		if got := tc.in.WithDefaults(); got != tc.want {
+			t.Errorf("defaults of %+v: %+v, want %+v", tc.in, got, tc.want)
+		}
 	}
 }

@@ -448,7 +448,7 @@ func TestBesideSampler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Run(995 * ms) // samples at 0, 20, ..., 980ms and at Stop (15ms after the last)
+	s.Run(995 * ms) // samples (bursts of 4) at 0, 20, ..., 980ms and a pair at Stop (15ms after the last)
 	for id, n := range nodes {
 		samplers[id].Stop()
 		if !n.Done() {
@@ -456,8 +456,8 @@ func TestBesideSampler(t *testing.T) {
 		}
 		st := samplers[id].Stats()
 		pairs := samplers[id].Pairs()
-		if st.SnapshotsTaken != 51 || st.MissedDeadline != 0 || len(pairs) != 51 {
-			t.Errorf("node %d sampler: %+v, %d pairs; want 51 on time", id, st, len(pairs))
+		if st.SnapshotsTaken != 50*4+1 || st.MissedDeadline != 0 || len(pairs) != 50*4+1 {
+			t.Errorf("node %d sampler: %+v, %d pairs; want 201 on time", id, st, len(pairs))
 		}
 		for _, x := range rec.recs {
 			if x.node == world.NodeID(id) && (x.ev.StartR < pairs[0].Tracer || x.ev.EndR > pairs[len(pairs)-1].Tracer) {
