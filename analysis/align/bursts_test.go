@@ -27,6 +27,15 @@ func TestBursts(t *testing.T) {
 			t.Errorf("gap %d: bursts of %v, want %v", tc.gap, got, tc.want)
 		}
 	}
+	// Pairs that would all make one burst are taken one by one: one
+	// sample is no mapping.
+	m, err := NewSnapshots(p, 400)
+	if err != nil || m.Samples() != len(p) {
+		t.Fatalf("one burst: %v, %d samples; want %d", err, m.Samples(), len(p))
+	}
+	if s, _, _ := m.ToHost(300); s != 4 {
+		t.Errorf("one burst: ToHost(300) = %d, want 4", s)
+	}
 }
 
 // burstPairs returns bursts of n pairs, one burst every 1 s of true time
