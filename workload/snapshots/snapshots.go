@@ -16,7 +16,7 @@
 // have passed as well, those slots are skipped and each counts as a missed
 // deadline too. (A forward step of the host clock looks the same as a late
 // callback and is counted so; after a backward step the schedule is
-// re-anchored one Period after the sample that noticed it.) Stop takes one
+// re-anchored one Period after the last pair of the burst that noticed it.) Stop takes one
 // last pair, unscheduled, so the last pair covers the end of the run, and
 // cancels the schedule (and a burst under way).
 //
@@ -173,6 +173,12 @@ func (s *Sampler) schedule(sys world.Time) {
 		s.timer = s.env.AfterFunc(s.cfg.BurstGap, s.burst)
 		return
 	}
+	if s.due.Sub(sys) > s.cfg.Period {
+		// The host clock stepped back (at the sample or during its
+		// burst): re-anchor rather than wait for it to catch up with the
+		// old schedule.
+		s.due = sys.Add(s.cfg.Period)
+	}
 	s.timer = s.env.AfterFunc(s.due.Sub(sys), s.tick)
 }
 
@@ -196,11 +202,6 @@ func (s *Sampler) tick() {
 		skipped := int64(sys.Sub(s.due)/s.cfg.Period) + 1
 		s.stats.MissedDeadline += int(skipped)
 		s.due = s.due.Add(time.Duration(skipped) * s.cfg.Period)
-	}
-	if s.due.Sub(sys) > s.cfg.Period {
-		// The host clock stepped back: re-anchor rather than wait for it
-		// to catch up with the old schedule.
-		s.due = sys.Add(s.cfg.Period)
 	}
 	s.left = s.cfg.Burst - 1
 	s.schedule(sys)

@@ -114,6 +114,14 @@ func TestBurst(t *testing.T) {
 			t.Errorf("pair %d: %v after pair %d, want %v", i, gap, from, want)
 		}
 	}
+	// The host clock steps back 10s between the second and third pairs of
+	// the 4s burst (host time 4.0012s): the schedule re-anchors after the
+	// burst and goes on every 4s, bursts at true 0 4 8 12 16 20 (each
+	// 3ms after the last, so Stop at 22s is less than half a period late).
+	step := sim.Fault{At: 4 * s, Kind: sim.ClockStep, Node: 0, By: -10 * s}
+	if got := run(t, snapshots.Config{}, 22*s, step).Stats(); got != (snapshots.Stats{SnapshotsTaken: 6 * 4}) {
+		t.Errorf("clock stepped back mid-burst: stats %+v, want 24 pairs taken, none missed", got)
+	}
 	// Bursts at 0 and 1s, then 2s and 2.01s; stopped 15ms into that burst.
 	if got := run(t, snapshots.Config{Period: s, BurstGap: 10 * ms}, 2015*ms).Stats(); got != (snapshots.Stats{SnapshotsTaken: 10}) {
 		t.Errorf("stopped mid-burst: stats %+v, want 10 pairs taken", got)
