@@ -16,9 +16,9 @@
 // have passed as well, those slots are skipped and each counts as a missed
 // deadline too. (A forward step of the host clock looks the same as a late
 // callback and is counted so; after a backward step the schedule is
-// re-anchored one Period after the last pair of the burst that noticed it.) Stop takes one
-// last pair, unscheduled, so the last pair covers the end of the run, and
-// cancels the schedule (and a burst under way).
+// re-anchored one Period after the last pair of the burst that noticed
+// it.) Stop takes one last pair, unscheduled, so the last pair covers the
+// end of the run, and cancels the schedule (and a burst under way).
 //
 // # Bursts
 //
