@@ -60,6 +60,12 @@ func (m *Snapshots) fit(bs [][]Pair) {
 	for i, b := range bs {
 		m.v[i] = max(sb*sb, m.read/float64(len(b)))
 	}
+	m.slope, m.inv = make([]float64, len(bs)), make([]float64, len(bs))
+	for k := 1; k < len(m.p); k++ {
+		a, b := m.p[k-1], m.p[k]
+		m.slope[k] = float64(b.Sys-a.Sys) / float64(b.Tracer-a.Tracer)
+		m.inv[k] = 1 / float64(b.Tracer-a.Tracer)
+	}
 }
 
 // centroid is the mean pair of b, rounded to the ns; it lies within b's

@@ -31,6 +31,9 @@ type Snapshots struct {
 	// v[i] is the variance of p[i]'s S at its R, ns².
 	p []Pair
 	v []float64
+	// slope[k] and inv[k] are segment [k-1, k]'s dS/dR and 1/ΔR, worked
+	// out once: a division per reading would stall the rounding after it.
+	slope, inv []float64
 	// read is the variance of one reading's own error, ns²: that of one
 	// pair, which holds a reading of either clock.
 	read float64
@@ -179,9 +182,10 @@ func (m *Snapshots) toHostQ(r int64, seg *int) (s int64, q float64, extrapolated
 		k = max(1, min(len(p)-1, k))
 		*seg = k
 	}
-	a, b := p[k-1], p[k]
-	u := diff(r, a.Tracer) / float64(b.Tracer-a.Tracer)
-	s = a.Sys + round(u*float64(b.Sys-a.Sys))
+	a := p[k-1]
+	dr := diff(r, a.Tracer)
+	u := dr * m.inv[k]
+	s = a.Sys + round(dr*m.slope[k])
 	// The samples' errors, weighted by the interpolation, and the
 	// reading's own: a tracer reading is as noisy as a pair at most.
 	return s, (1-u)*(1-u)*m.v[k-1] + u*u*m.v[k] + m.read, r < m.first || r > m.last
