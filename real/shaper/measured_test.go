@@ -225,16 +225,22 @@ func TestRelayReachability(t *testing.T) {
 }
 
 // measure runs try, a measurement that returns the tolerances it
-// violated, up to 3 times until one attempt is within all of them, and
+// violated, up to 5 times until one attempt is within all of them, and
 // fails the test with the last attempt's violations. A shared VM has
 // bursts of CPU steal that stall any userspace process for milliseconds
 // (ppoll wakes 10 ms late at p99 here at such times, whatever the
-// shaper does); the retries keep such a burst from failing the test,
-// while a systematic error fails every attempt.
+// shaper does), and they come in spells that can outlast three attempts
+// back to back (a clean-clone CI run in session 7 saw 6–10% of the
+// datagrams stalled in each of three, in a run of the same code that
+// passed twice before); the retries, a second apart, keep such a spell
+// from failing the test, while a systematic error fails every attempt.
 func measure(t *testing.T, try func(attempt int) []string) {
 	t.Helper()
 	var bad []string
-	for attempt := 1; attempt <= 3; attempt++ {
+	for attempt := 1; attempt <= 5; attempt++ {
+		if attempt > 1 {
+			time.Sleep(time.Second) // let a spell of steal pass
+		}
 		if bad = try(attempt); len(bad) == 0 {
 			return
 		}
