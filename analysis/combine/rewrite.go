@@ -75,6 +75,16 @@ func eventAt(b []byte) (data, rest []byte, ok bool, err error) {
 	return f.data, rest, f.num == fLineEvents, nil
 }
 
+// nextEvent parses into e the events field at the start of b, if b starts
+// with one (ok), and returns what follows the field.
+func nextEvent(e *wireEvent, b []byte) (rest []byte, ok bool, err error) {
+	data, rest, ok, err := eventAt(b)
+	if err != nil || !ok {
+		return rest, false, err
+	}
+	return rest, true, parseEvent(e, data)
+}
+
 // lineHead reads the line b's own fields, into t's scratch.
 func (t *transcoder) lineHead(pj *planeJob, b []byte) (lineHead, error) {
 	h := lineHead{others: t.others[:0]}
@@ -150,17 +160,14 @@ func (t *transcoder) rewriteInOrder(pj *planeJob, b []byte, h *lineHead, out *li
 	base, newTs, nb := h.ts*1000, h.ts, int64(0)
 	prevOffset, first := int64(math.MinInt64), true
 	for len(b) > 0 {
-		data, rest, ok, err := eventAt(b)
+		var e wireEvent
+		rest, ok, err := nextEvent(&e, b)
 		if err != nil {
 			return false
 		}
 		b = rest
 		if !ok {
 			continue
-		}
-		var e wireEvent
-		if parseEvent(&e, data) != nil {
-			return false
 		}
 		if !e.timed {
 			line = appendUntimed(line, e.raw)
@@ -194,17 +201,14 @@ func (t *transcoder) rewriteInOrder(pj *planeJob, b []byte, h *lineHead, out *li
 func (t *transcoder) rewriteSorting(pj *planeJob, b []byte, h *lineHead, out *lineOut) error {
 	t.evs = t.evs[:0]
 	for len(b) > 0 {
-		data, rest, ok, err := eventAt(b)
+		var e wireEvent
+		rest, ok, err := nextEvent(&e, b)
 		if err != nil {
 			return err
 		}
 		b = rest
-		if !ok {
-			continue
-		}
-		t.evs = append(t.evs, wireEvent{})
-		if err := parseEvent(&t.evs[len(t.evs)-1], data); err != nil {
-			return err
+		if ok {
+			t.evs = append(t.evs, e)
 		}
 	}
 	t.order = t.order[:0]
