@@ -121,8 +121,15 @@ type Fit struct {
 	Step bool
 	// StepAt is the src-clock x (T1) of the first probe of the first pair
 	// sent wholly after the last step: only pairs from there on were used.
-	// 0 when Step is false.
-	StepAt int64
+	// 0 when Step is false. StepAfter is the T1 of the last probe before
+	// the step that it did not touch (0 when none): the step happened
+	// between the two, StepAfter on src's clock before the step, StepAt
+	// after it.
+	StepAt, StepAfter int64
+	// Pre is the fit of the pairs before the last step (and after any
+	// earlier one), at the same Origin; nil without a step or without
+	// such pairs. Its own Step and Pre are unset.
+	Pre *Fit
 	// Margin is, for svm only, the half-width in ns of the exact separating
 	// corridor; negative when the forward and reverse point sets overlap.
 	Margin float64
@@ -181,46 +188,79 @@ func (o Options) config() (config, error) {
 
 // Estimate fits the probes of one window, given in send order (lost probes
 // are simply absent). Only complete pairs are used. Step detection runs
-// first (only probes after the last detected step are kept), then purity
-// selection, then the estimator named by o.Kind. Fewer than MinPairs pairs
-// left returns an error wrapping ErrInsufficient.
+// first, then purity selection, then the estimator named by o.Kind. When a
+// step is found, the fit is of the pairs after the last step and Pre is
+// that of the pairs before it (after any earlier step), both at Origin; a
+// side with fewer than MinPairs pairs (but at least one), or whose own
+// fit is less precise than that, is fitted from the other side's line and
+// path delays (see offsetOnly).
+// Fewer than MinPairs pairs in all, or on both sides of a step, returns an
+// error wrapping ErrInsufficient.
 func Estimate(probes []Probe, o Options) (Fit, error) {
 	c, err := o.config()
 	if err != nil {
 		return Fit{}, err
 	}
 	pairs := completePairs(probes)
-	fit := Fit{Kind: c.kind}
 	if len(pairs) < c.minPairs {
 		return Fit{}, fmt.Errorf("%w: %d complete pairs, need %d", ErrInsufficient, len(pairs), c.minPairs)
 	}
 	all := buildSamples(probes, pairs, c.origin)
-	cut := 0
+	var st stepCut
 	if c.stepTh >= 0 {
-		cut, fit.Step = detectStep(all, pairs, float64(c.stepTh))
-		if fit.Step {
-			if cut == len(pairs) {
-				return Fit{}, fmt.Errorf("%w: 0 complete pairs after a clock step, need %d", ErrInsufficient, c.minPairs)
-			}
-			fit.StepAt = probes[pairs[cut].first()].T1
+		st = detectStep(all, pairs, float64(c.stepTh))
+	}
+	if !st.step {
+		return fitSegment(probes, pairs, all, 0, len(pairs), c)
+	}
+	stepAt := int64(0)
+	if st.cut < len(pairs) {
+		stepAt = probes[pairs[st.cut].first()].T1
+	}
+	post, perr := fitSegment(probes, pairs, all, st.cut, len(pairs), c)
+	pre, prerr := fitSegment(probes, pairs, all, st.preFrom, st.preTo, c)
+	// A side with too few pairs, or whose own line is less precise than
+	// one carried over from the other side, is fitted from the other's.
+	if perr == nil && st.preTo > st.preFrom {
+		if alt := offsetOnly(all, st.preFrom, st.preTo, post, st.cut, len(pairs)); prerr != nil || alt.Sigma < pre.Sigma {
+			pre, prerr = alt, nil
 		}
 	}
-	kept := pairs[cut:]
+	if prerr == nil && st.cut < len(pairs) {
+		if alt := offsetOnly(all, st.cut, len(pairs), pre, st.preFrom, st.preTo); perr != nil || alt.Sigma < post.Sigma {
+			post, perr = alt, nil
+		}
+	}
+	if perr != nil {
+		return Fit{}, fmt.Errorf("%w (after a clock step at src %d)", perr, stepAt)
+	}
+	post.Step, post.StepAt = true, stepAt
+	if st.after >= 0 {
+		post.StepAfter = probes[st.after].T1
+	}
+	if pre.Pairs > 0 {
+		post.Pre = &pre
+	}
+	return post, nil
+}
+
+// fitSegment fits the pairs [from, to) with the estimator of c, after
+// purity selection.
+func fitSegment(probes []Probe, pairs []pair, all []sample, from, to int, c config) (Fit, error) {
+	fit := Fit{Kind: c.kind}
+	kept := pairs[from:to]
 	fit.Pairs = len(kept)
 	pure := markPure(probes, kept, c.pureTh)
 	fit.Pure = countTrue(pure)
 	usePure, err := selectPure(len(kept), fit.Pure, c)
 	if err != nil {
-		if fit.Step {
-			return Fit{}, fmt.Errorf("%w (after a clock step at src %d)", err, fit.StepAt)
-		}
-		return Fit{}, err
+		return fit, err
 	}
 	s := all
-	if cut > 0 || usePure {
-		s = make([]sample, 0, len(all))
+	if from > 0 || to < len(pairs) || usePure {
+		s = make([]sample, 0, 2*len(kept))
 		for i := range all {
-			if k := int(all[i].pair) - cut; k >= 0 && (!usePure || pure[k]) {
+			if k := int(all[i].pair) - from; k >= 0 && k < len(kept) && (!usePure || pure[k]) {
 				s = append(s, all[i])
 			}
 		}
@@ -234,7 +274,7 @@ func Estimate(probes []Probe, o Options) (Fit, error) {
 		err = fitSVM(s, len(pairs), &fit)
 	}
 	if err != nil {
-		return Fit{}, fmt.Errorf("estimate: %s: %w", c.kind, err)
+		return fit, fmt.Errorf("estimate: %s: %w", c.kind, err)
 	}
 	return fit, nil
 }

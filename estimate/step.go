@@ -33,28 +33,42 @@ const (
 	stepClean    = 4
 )
 
-// detectStep returns the index into pairs of the first pair after the last
-// detected step, and whether there was one. s holds every probe of every
-// pair, in send order.
-func detectStep(s []sample, pairs []pair, th float64) (int, bool) {
+// stepCut is where detectStep found the last step: the pairs wholly after
+// it start at cut; the pairs of the segment before it (after the step
+// before that, if any) are [preFrom, preTo); after is the index into the
+// probes of the last probe of that segment (−1 when it is empty).
+type stepCut struct {
+	step           bool
+	cut            int
+	preFrom, preTo int
+	after          int32
+}
+
+// detectStep finds the last step (see stepCut). s holds every probe of
+// every pair, in send order. The probes in flight across the step are
+// skipped on both sides: after it, up to stepClean whose z or round-trip
+// delay is off the post-step medians by more than half the threshold;
+// before it, up to stepClean likewise off the pre-step medians.
+func detectStep(s []sample, pairs []pair, th float64) stepCut {
 	n := len(s)
 	if n < 3 {
-		return 0, false
+		return stepCut{}
 	}
 	drift := robustDrift(s)
 	z := func(i int) float64 { return s[i].midY() - drift*s[i].midX() }
 	rtt := func(i int) float64 { return float64(s[i].rtt()) }
-	last, step := 0, false
-	var prev [stepLookBack]float64 // z of the probes before i, newest first
-	prev[0] = z(0)
+	last, prev, found := 0, 0, 0 // sample index of the last step, of the one before, where the last was found
+	step := false
+	var back [stepLookBack]float64 // z of the probes before i, newest first
+	back[0] = z(0)
 	for i := 1; i < n; i++ {
 		zi := z(i)
 		jump := 0.0
 		for j := range min(i-last, stepLookBack) {
-			jump = max(jump, math.Abs(zi-prev[j]))
+			jump = max(jump, math.Abs(zi-back[j]))
 		}
-		copy(prev[1:], prev[:stepLookBack-1])
-		prev[0] = zi
+		copy(back[1:], back[:stepLookBack-1])
+		back[0] = zi
 		if jump <= th || n-i < stepMinAfter {
 			continue
 		}
@@ -62,11 +76,11 @@ func detectStep(s []sample, pairs []pair, th float64) (int, bool) {
 		dz := medianOf(z, i, hi) - medianOf(z, lo, i)
 		drtt := medianOf(rtt, i, hi) - medianOf(rtt, lo, i)
 		if math.Abs(dz) > th && math.Abs(drtt) < math.Abs(dz)/2 {
-			last, step = i, true
+			prev, last, found, step = last, i, i, true
 		}
 	}
 	if !step {
-		return 0, false
+		return stepCut{}
 	}
 	hi := min(n, last+stepWindow)
 	postZ, postR := medianOf(z, last, hi), medianOf(rtt, last, hi)
@@ -76,9 +90,29 @@ func detectStep(s []sample, pairs []pair, th float64) (int, bool) {
 		}
 		last = k + 1
 	}
-	at := s[last].idx
-	cut := sort.Search(len(pairs), func(k int) bool { return pairs[k].first() >= at })
-	return cut, true
+	// The segment before the step: from the previous step's first probe
+	// to the last probe that agrees with its own medians.
+	end := found // one past the segment's last probe
+	if end > prev {
+		lo := max(prev, end-stepWindow)
+		preZ, preR := medianOf(z, lo, end), medianOf(rtt, lo, end)
+		for k := end - 1; k > max(prev, end-1-stepClean); k-- {
+			if math.Abs(z(k)-preZ) <= th/2 && math.Abs(rtt(k)-preR) <= th/2 {
+				break
+			}
+			end = k
+		}
+	}
+	c := stepCut{step: true, after: -1}
+	c.cut = sort.Search(len(pairs), func(k int) bool { return pairs[k].first() >= s[last].idx })
+	c.preFrom = sort.Search(len(pairs), func(k int) bool { return pairs[k].first() >= s[prev].idx })
+	if end > prev {
+		lastIdx := s[end-1].idx
+		c.preTo = sort.Search(len(pairs), func(k int) bool { return max(pairs[k].a, pairs[k].b) > lastIdx })
+		c.after = lastIdx
+	}
+	c.preTo = max(c.preFrom, min(c.preTo, c.cut))
+	return c
 }
 
 // medianOf returns the median of f(i) for i in [lo, hi), at most

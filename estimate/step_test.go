@@ -62,6 +62,55 @@ func TestStepDetected(t *testing.T) {
 				if math.Abs(eb) > stepBounds[k][0] || math.Abs(ea) > stepBounds[k][1] {
 					t.Errorf("%s: beta err %.1f ns, alpha err %.3f ppm against the post-step line", k, eb, ea)
 				}
+				// The step lies between StepAfter (src clock before it)
+				// and StepAt (after it); the line before it is the
+				// original one.
+				if at := float64(c.srcStart) + tc.at; float64(f.StepAfter) > at || float64(f.StepAfter) < at-2e6 {
+					t.Errorf("%s: StepAfter is %.0f ns from the step", k, float64(f.StepAfter)-at)
+				}
+				if f.Pre == nil {
+					t.Fatalf("%s: no fit before the step", k)
+				}
+				pb, pa := f.Pre.Beta-c.beta, (f.Pre.Alpha-c.alpha)*1e6
+				t.Logf("%s: before the step: beta err %+.1f ns (σ %.1f), alpha err %+.3f ppm, %d pairs", k, pb, f.Pre.Sigma, pa, f.Pre.Pairs)
+				if math.Abs(pb) > 4*f.Pre.Sigma || math.Abs(pa) > 4*f.Pre.AlphaSigma*1e6 {
+					t.Errorf("%s: beta err %.1f ns, alpha err %.3f ppm against the pre-step line", k, pb, pa)
+				}
+			}
+		})
+	}
+}
+
+// TestStepShortSide: a step 8 ms into the window (ten pairs before it)
+// or 8 ms before its end leaves one side too short for a fit of its own:
+// it gets the other side's slope and path delays, and its Sigma covers its
+// error and is a few µs (20 probes on 30 µs exponential jitter), not the
+// round-trip time.
+func TestStepShortSide(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at   float64 // ns after the window start
+	}{
+		{"early", 8e6},
+		{"late", 4e9 - 8e6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range Kinds() {
+				c := normalCfg(5000, 32)
+				c.stepAt, c.stepDst = tc.at, 3e6
+				probes := generate(c)
+				f, err := Estimate(probes, Options{Kind: k, Origin: c.srcStart})
+				if err != nil {
+					t.Fatalf("%s: %v", k, err)
+				}
+				if !f.Step || f.Pre == nil {
+					t.Fatalf("%s: step %v, pre %v", k, f.Step, f.Pre)
+				}
+				post, pre := f.Beta-(c.beta+3e6), f.Pre.Beta-c.beta
+				t.Logf("%s: post %+.1f ns (σ %.1f, %d pairs), pre %+.1f ns (σ %.1f, %d pairs)", k, post, f.Sigma, f.Pairs, pre, f.Pre.Sigma, f.Pre.Pairs)
+				if math.Abs(post) > 4*f.Sigma || math.Abs(pre) > 4*f.Pre.Sigma || max(f.Sigma, f.Pre.Sigma) > 10e3 {
+					t.Errorf("%s: post error %.1f ns (σ %.1f), pre error %.1f ns (σ %.1f)", k, post, f.Sigma, pre, f.Pre.Sigma)
+				}
 			}
 		})
 	}

@@ -102,9 +102,10 @@ func estimateOne(blocks []probelog.Block, cfg rounds.Config, k estimate.Kind, tr
 	var times []float64
 	rs := rounds.Reports(blocks, eo)
 	r.Rounds = len(rs)
+	solver := rounds.NewSolver(nodes, int(cfg.Reference), cfg.GraphCalc)
 	for i := range rs {
 		start := time.Now()
-		rs[i].Solve(nodes, int(cfg.Reference), cfg.GraphCalc)
+		rs[i].Solve(solver)
 		times = append(times, float64(time.Since(start)))
 		if rs[i].Summary != nil {
 			r.Solved++

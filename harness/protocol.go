@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/ping"
@@ -55,6 +56,11 @@ type truth interface {
 	// HostTrueTime returns the true time at which node i's host clock
 	// reads local.
 	HostTrueTime(i world.NodeID, local int64) int64
+	// HostSteps returns how many steps node i's host clock has taken by
+	// true time t, and their sum.
+	HostSteps(i world.NodeID, t int64) (int, int64)
+	// Now is true time.
+	Now() time.Duration
 }
 
 type pingProtocol struct {

@@ -28,7 +28,10 @@ const maxRealNodes = 64
 // network namespace, links through a bridge or the userspace shaper, the
 // same protocol code. It writes the same run directory as the simulator,
 // less the event log and checkpoints, which only a deterministic run has.
-func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Options, proto protocol, log *bufio.Writer, files []Artifact, yml []byte) (_ *Result, err error) {
+//
+// A callback's panic becomes a *Failure, as in the simulator; tr follows
+// the phases for a panic of the harness itself (see runIn).
+func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Options, proto protocol, log *bufio.Writer, files []Artifact, yml []byte, tr *tracker) (_ *Result, err error) {
 	if err := realRefusals(sc, r); err != nil {
 		return nil, err
 	}
@@ -91,21 +94,29 @@ func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 	defer cancel()
 	bar := newProgress(opts.Progress, sc.Name, r.Duration)
 	start := time.Now()
-	var runErr error
-	if err := w.Start(proto.program); err != nil {
-		runErr = err
-	} else {
-		runErr = waitReal(ctx, w, bar)
+	tr.phase = phaseRealRun
+	tr.clock = func() (time.Duration, uint64) { return time.Since(start), 0 }
+	runErr := w.Start(proto.program)
+	if runErr == nil {
+		waitReal(ctx, w, bar)
 	}
-	stopErr := w.Stop()
+	// Stop returns a callback's panic, as waitReal saw it or later.
+	panicked := w.Stop()
+	at := time.Since(start)
+	var stopErr error
 	if net != nil {
 		// The shaper reports its counters when it stops.
-		stopErr = errors.Join(stopErr, net.stopShaper())
+		stopErr = net.stopShaper()
 	}
 	wall := time.Since(start)
 	bar.done()
+	tr.phase = phaseRecord
+	if panicked != nil {
+		f := &Failure{Phase: phaseRealRun, Backend: "real", Virtual: at, Panic: panicked.Error(), Stack: real.PanicStack(panicked)}
+		return nil, failAfter(dir, sc, opts, f, func() error { return errors.Join(stopErr, proto.finish()) })
+	}
 	if err := proto.finish(); err != nil {
-		return nil, fmt.Errorf("record outputs: %w", err)
+		return nil, recordFailed(dir, sc, opts, tr, err)
 	}
 	if err := errors.Join(runErr, stopErr); err != nil {
 		return nil, fmt.Errorf("run %s on the real backend: %w", sc.Name, err)
@@ -120,6 +131,7 @@ func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 		Scenario: sc.Name, Seed: sc.Seed, Backend: "real", Nodes: w.Nodes(),
 		Virtual: wall.Seconds(), Protocol: string(sc.Protocol.Kind),
 	}
+	tr.phase = phaseSummary
 	proto.summarize(&sum)
 	ts := w.Stats()
 	sum.Real = &RealSummary{
@@ -138,32 +150,26 @@ func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 	if err := writeJSON(dir, FileSummary, sum); err != nil {
 		return nil, err
 	}
+	tr.phase = phaseManifest
 	if err := writeJSON(dir, FileManifest, m); err != nil {
 		return nil, err
 	}
-	res := &Result{Manifest: m, Summary: sum, Wall: wall}
-	switch sp := proto.(type) {
-	case *syncProtocol:
-		res.Estimates = sp.graphcalc
-	case *tracedProtocol:
-		res.Estimates = sp.graphcalc
-	}
-	return res, nil
+	return newResult(m, sum, wall, proto), nil
 }
 
-// waitReal waits for the run's end (ctx), updating the progress bar, and
-// returns the first callback panic.
-func waitReal(ctx context.Context, w *real.World, bar *progress) error {
+// waitReal waits for the run's end (ctx) or a callback's panic
+// (real.World.Failure), updating the progress bar.
+func waitReal(ctx context.Context, w *real.World, bar *progress) {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if err := w.Failure(); err != nil {
-			return err
+		if w.Failure() != nil {
+			return
 		}
 		bar.set(w.Now())
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-t.C:
 		}
 	}

@@ -10,6 +10,6 @@ import (
 	"github.com/chronosync/chronosync/scenario"
 )
 
-func runReal(sc *scenario.Scenario, _ *scenario.Resolved, _ string, _ Options, _ protocol, _ *bufio.Writer, _ []Artifact, _ []byte) (*Result, error) {
+func runReal(sc *scenario.Scenario, _ *scenario.Resolved, _ string, _ Options, _ protocol, _ *bufio.Writer, _ []Artifact, _ []byte, _ *tracker) (*Result, error) {
 	return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, errors.New("the real backend runs only on Linux"))
 }

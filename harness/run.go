@@ -84,34 +84,41 @@ func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 	if err := checkReplaceable(out); err != nil {
 		return nil, err
 	}
+	opts.Out = out
 	staged, err := stagingDir(out)
 	if err != nil {
 		return nil, err
 	}
+	// The staging directory goes, whatever happens, unless it became out.
+	committed := false
+	defer func() {
+		if !committed {
+			os.RemoveAll(staged)
+		}
+	}()
 	res, err := runIn(&run, staged, opts)
 	var failure *Failure
-	if errors.As(err, &failure) {
-		// Keep what the failed run wrote: its logs lead to the failure.
-		if cerr := commit(staged, out); cerr != nil {
-			os.RemoveAll(staged)
-			return nil, errors.Join(err, cerr)
-		}
+	if err != nil && !errors.As(err, &failure) {
+		return nil, err
+	}
+	// A failed run keeps what it wrote: its logs lead to the failure.
+	if cerr := commit(staged, out); cerr != nil {
+		return nil, errors.Join(err, cerr)
+	}
+	committed = true
+	if failure != nil {
 		failure.Dir = out
-		return nil, err
-	}
-	if err != nil {
-		os.RemoveAll(staged)
-		return nil, err
-	}
-	if err := commit(staged, out); err != nil {
-		os.RemoveAll(staged)
 		return nil, err
 	}
 	res.Dir = out
 	return res, nil
 }
 
+// runIn runs sc in dir. A panic anywhere in it, after the simulation as
+// well as in it, becomes a *Failure recorded in dir's failure.txt.
 func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err error) {
+	tr := newTracker(opts.Backend)
+	defer tr.catch(&err, dir, sc, opts)
 	resolved, err := sc.Resolve(sc.Seed)
 	if err != nil {
 		return nil, err
@@ -146,7 +153,7 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 		}
 	}
 	if opts.Backend == "real" {
-		return runReal(sc, resolved, dir, opts, proto, logBuf, files[:len(files)-1], yml)
+		return runReal(sc, resolved, dir, opts, proto, logBuf, files[:len(files)-1], yml, tr)
 	}
 
 	var eventSinks []io.Writer
@@ -179,6 +186,7 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 	if err != nil {
 		return nil, fmt.Errorf("build world for %s: %w", sc.Name, err)
 	}
+	tr.clock = func() (time.Duration, uint64) { return w.Now(), w.Events() }
 	if err := proto.attach(w, dir); err != nil {
 		return nil, fmt.Errorf("start recording: %w", err)
 	}
@@ -186,19 +194,27 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 
 	bar := newProgress(opts.Progress, sc.Name, resolved.Duration)
 	start := time.Now()
-	simErr := simulate(w, resolved.Duration, bar, opts.Observe)
+	tr.phase = phaseSimulation
+	failure := simulate(w, resolved.Duration, bar, opts.Observe)
 	wall := time.Since(start)
 	bar.done()
+	tr.phase = phaseRecord
+	if failure != nil {
+		return nil, failAfter(dir, sc, opts, failure, func() error { return errors.Join(w.Flush(), proto.finish()) })
+	}
 	if err := w.Flush(); err != nil {
 		return nil, err
 	}
 	if err := proto.finish(); err != nil {
-		return nil, fmt.Errorf("record outputs: %w", err)
+		return nil, recordFailed(dir, sc, opts, tr, err)
 	}
-	if simErr != nil {
-		return nil, fail(dir, sc, opts.ScenarioFile, simErr)
-	}
+	return record(sc, resolved, dir, opts, tr, w, proto, files, yml, wall)
+}
 
+// record writes a finished simulation's checkpoints, summary and manifest.
+func record(sc *scenario.Scenario, resolved *scenario.Resolved, dir string, opts Options, tr *tracker,
+	w *sim.Sim, proto protocol, files []Artifact, yml []byte, wall time.Duration) (*Result, error) {
+	tr.phase = phaseCheckpoints
 	ev := w.EventLog()
 	ck, err := os.Create(filepath.Join(dir, FileCheckpoints))
 	if err != nil {
@@ -235,13 +251,20 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 		EventHash: m.EventHash,
 		Protocol:  string(sc.Protocol.Kind),
 	}
+	tr.phase = phaseSummary
 	proto.summarize(&sum)
 	if err := writeJSON(dir, FileSummary, sum); err != nil {
 		return nil, err
 	}
+	tr.phase = phaseManifest
 	if err := writeJSON(dir, FileManifest, m); err != nil {
 		return nil, err
 	}
+	return newResult(m, sum, wall, proto), nil
+}
+
+// newResult is a finished run's result.
+func newResult(m Manifest, sum Summary, wall time.Duration, proto protocol) *Result {
 	res := &Result{Manifest: m, Summary: sum, Wall: wall}
 	switch sp := proto.(type) {
 	case *syncProtocol:
@@ -249,15 +272,15 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 	case *tracedProtocol:
 		res.Estimates = sp.graphcalc
 	}
-	return res, nil
+	return res
 }
 
 // simulate runs w for d in 200 steps; a panic in the world or in protocol
 // code becomes a *Failure that says where it happened.
-func simulate(w *sim.Sim, d time.Duration, bar *progress, observe func(time.Duration)) (err error) {
+func simulate(w *sim.Sim, d time.Duration, bar *progress, observe func(time.Duration)) (f *Failure) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &Failure{Virtual: w.Now(), Events: w.Events(), Panic: fmt.Sprint(r), Stack: string(debug.Stack())}
+			f = &Failure{Phase: phaseSimulation, Backend: "sim", Virtual: w.Now(), Events: w.Events(), Panic: fmt.Sprint(r), Stack: string(debug.Stack())}
 		}
 	}()
 	const chunks = 200

@@ -1,8 +1,11 @@
 package harness
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
@@ -32,6 +35,18 @@ func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
 		}
 	}
 	tw.Flush()
+	printInconsistent(w, c.Inconsistent)
+}
+
+// printInconsistent warns of the rounds whose loops did not close, in
+// round order.
+func printInconsistent(w io.Writer, rounds map[string]string) {
+	keys := slices.SortedFunc(maps.Keys(rounds), func(a, b string) int {
+		return cmp.Or(cmp.Compare(len(a), len(b)), cmp.Compare(a, b))
+	})
+	for _, k := range keys {
+		fmt.Fprintf(w, "  warning: round %s: %s\n", k, rounds[k])
+	}
 }
 
 func converged(r uint64) string {

@@ -95,6 +95,7 @@ type roundFigures struct {
 	figures rounds.Figures
 	missing []int
 	err     string
+	warning string // the round's inconsistency, if any
 }
 
 func newSyncProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*syncProtocol, error) {
@@ -145,8 +146,8 @@ func (p *syncProtocol) attach(w truth, dir string) error {
 }
 
 func offsetsMeta(m offsets.Meta, file string) offsets.Meta {
-	m.Type, m.Schema, m.File, m.Units = "meta", 1, file, "ns"
-	m.Model = "global_ns = local_ns - offset_ns - drift_ppm*1e-6*(local_ns - window_start_ns)"
+	m.Type, m.Schema, m.File, m.Units = "meta", offsets.Schema, file, "ns"
+	m.Model, m.Uncertainty = offsets.Model, offsets.UncertaintyModel
 	return m
 }
 
@@ -164,9 +165,15 @@ func (p *syncProtocol) Window(node world.NodeID, blocks []probelog.Block, data *
 	}
 	ref := p.cfg.Reference
 	tw := groundtruth.Window{Round: data.RoundId, Node: int(node), Start: data.WindowStartNs, End: data.WindowEndNs}
-	for _, local := range []int64{data.WindowStartNs, data.WindowStartNs + (data.WindowEndNs-data.WindowStartNs)/2, data.WindowEndNs} {
+	var n0, r0 int // the clocks' steps by the window's start
+	for i, local := range []int64{data.WindowStartNs, data.WindowStartNs + (data.WindowEndNs-data.WindowStartNs)/2, data.WindowEndNs} {
 		t := p.w.HostTrueTime(node, local)
-		tw.Points = append(tw.Points, groundtruth.Point{Local: p.w.HostIdealAt(node, t), Ref: p.w.HostIdealAt(ref, t)})
+		n, _ := p.w.HostSteps(node, t)
+		r, _ := p.w.HostSteps(ref, t)
+		if i == 0 {
+			n0, r0 = n, r
+		}
+		tw.Points = append(tw.Points, groundtruth.Point{Local: p.w.HostIdealAt(node, t), Ref: p.w.HostIdealAt(ref, t), Steps: n - n0, RefSteps: r - r0})
 	}
 	p.windows = append(p.windows, tw)
 	p.fail(p.truth.Write(tw))
@@ -192,8 +199,11 @@ func (p *syncProtocol) Round(r *rounds.RoundReport) {
 	}
 	if r.Summary != nil {
 		line.Solved, line.RMSResidualNS, line.MaxResidualNS, line.Rejected = len(r.Summary.Nodes), r.Summary.RMSResidual, r.Summary.MaxResidual, r.Summary.Rejected
+		c := &r.Summary.Consistency
+		line.Chi2, line.Chi2DOF, line.PValue, line.BirgeRatio = c.Chi2, c.DOF, c.PValue, c.Birge
+		line.Inconsistent, line.Warning = !c.Consistent, c.Warning()
 	}
-	fig := roundFigures{round: r.Round, figures: r.Figures, missing: r.Missing}
+	fig := roundFigures{round: r.Round, figures: r.Figures, missing: r.Missing, warning: line.Warning}
 	if r.Err != nil {
 		line.Error, fig.err = r.Err.Error(), r.Err.Error()
 	}

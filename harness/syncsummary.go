@@ -41,6 +41,10 @@ type ControlSummary struct {
 	Missing map[string][]int `json:"missing,omitempty"`
 	// Errors lists, per round, why it was unsolved or only partly solved.
 	Errors map[string]string `json:"errors,omitempty"`
+	// Inconsistent lists, per round whose loops did not close within
+	// their uncertainty, GraphCalc's warning (its uncertainties were
+	// inflated to cover it).
+	Inconsistent map[string]string `json:"inconsistent,omitempty"`
 }
 
 // ProbeSummary adds up the probe stream.
@@ -81,6 +85,12 @@ func (p *syncProtocol) summarize(s *Summary) {
 				out.Control.Errors = map[string]string{}
 			}
 			out.Control.Errors[key] = r.err
+		}
+		if r.warning != "" {
+			if out.Control.Inconsistent == nil {
+				out.Control.Inconsistent = map[string]string{}
+			}
+			out.Control.Inconsistent[key] = r.warning
 		}
 	}
 	out.Rounds = len(p.reports)

@@ -43,8 +43,14 @@ func newTracedNode(p *tracedProtocol, id world.NodeID) *tracedNode {
 	return &tracedNode{p: p, id: id, starts: map[uint64]int64{}}
 }
 
-// global is true global time now.
-func (n *tracedNode) global() int64 { return n.p.w.HostIdeal(n.p.cfg.Reference) }
+// global is true global time now: the reference node's ideal host clock
+// without its steps (global time runs on through them; see
+// rounds.Solver).
+func (n *tracedNode) global() int64 {
+	ref := n.p.cfg.Reference
+	_, steps := n.p.w.HostSteps(ref, int64(n.p.w.Now()))
+	return n.p.w.HostIdeal(ref) - steps
+}
 
 // Started implements training.Observer.
 func (n *tracedNode) Started(_ world.NodeID, id uint64) { n.starts[id] = n.global() }
@@ -56,13 +62,15 @@ func (n *tracedNode) Finished(_ world.NodeID, ev training.Event) {
 	n.events = append(n.events, tracedEvent{ev: ev, trueStart: start})
 }
 
-// space builds the node's XSpace: /host:CPU (the launching thread),
+// space builds the node's XSpace: /host:CPU (the launching thread, with
+// the node_id, run_id and world_size stats),
 // /device:GPU:0 (a line per stream) and /host:snapshots (one instant
 // event per snapshot pair), every event on the tracer clock.
 func (n *tracedNode) space(runID string, pairs []snapshots.Pair) *xplanepb.XSpace {
 	host := xspace.NewPlaneBuilder(0, "/host:CPU")
 	host.AddStat(xspace.Int("node_id", int64(n.id)))
 	host.AddStat(xspace.Str("run_id", runID))
+	host.AddStat(xspace.Int(combine.StatWorldSize, int64(len(n.p.nodes))))
 	gpu := xspace.NewPlaneBuilder(1, "/device:GPU:0")
 	evs := slices.Clone(n.events)
 	slices.SortStableFunc(evs, func(a, b tracedEvent) int {
@@ -127,7 +135,9 @@ func (p *tracedProtocol) record(dir string) (*TraceSummary, error) {
 			return nil, err
 		}
 		inputs = append(inputs, combine.Input{Node: i, Trace: trace, Snapshots: snap})
-		raw = append(raw, combine.Collectives(space, i, trace)...)
+		// The report names the trace by its place in the run directory,
+		// which outlives the staging directory dir may be.
+		raw = append(raw, combine.Collectives(space, i, filepath.Base(trace))...)
 		for _, e := range n.events {
 			truth[[2]int64{int64(i), int64(e.ev.ID)}] = e
 		}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -33,7 +34,7 @@ type World struct {
 	serial sync.Mutex
 	log    *slog.Logger
 
-	// failure is the first panic of a callback, if any.
+	// failure is the first panic of a callback (a *CallbackPanic), if any.
 	failMu  sync.Mutex
 	failure error
 
@@ -131,7 +132,8 @@ func (w *World) local() []*node {
 }
 
 // Stop ends the run: every loop stops after its current callback, then
-// every socket closes. It returns the first panic of a callback, if any.
+// every socket closes. It returns the first panic of a callback, a
+// *CallbackPanic, if any.
 func (w *World) Stop() error {
 	for _, n := range w.nodes {
 		n.shutdown()
@@ -144,18 +146,48 @@ func (w *World) Stop() error {
 	return w.failure
 }
 
-// Failure returns the first panic of a callback, or nil.
+// Failure returns the first panic of a callback, a *CallbackPanic, or nil.
 func (w *World) Failure() error {
 	w.failMu.Lock()
 	defer w.failMu.Unlock()
 	return w.failure
 }
 
+// CallbackPanic is a panic in a node's callback (its program's Start, a
+// timer, a datagram or stream handler), recovered by the node's event
+// loop, as World.Failure and World.Stop return it.
+type CallbackPanic struct {
+	Node  world.NodeID
+	Value any // the value the callback panicked with
+	// Stack is the stack of the callback's goroutine, taken while it
+	// panicked (runtime/debug.Stack): its frames lead to the panic.
+	Stack string
+}
+
+// Error names the node and the panic value (not the stack).
+func (p *CallbackPanic) Error() string {
+	return fmt.Sprintf("node %d: panic in a callback: %v", p.Node, p.Value)
+}
+
+// PanicStack returns the stack of the *CallbackPanic in err's chain, or ""
+// when err carries none.
+func PanicStack(err error) string {
+	var p *CallbackPanic
+	if errors.As(err, &p) {
+		return p.Stack
+	}
+	return ""
+}
+
+// fail records the panic v of node id's callback, if it is the first. It
+// is called by the loop's deferred recover, while the callback's goroutine
+// panics, so that the stack taken here still holds the callback's frames.
 func (w *World) fail(id world.NodeID, v any) {
+	stack := string(debug.Stack())
 	w.failMu.Lock()
 	defer w.failMu.Unlock()
 	if w.failure == nil {
-		w.failure = fmt.Errorf("node %d: panic in a callback: %v", id, v)
+		w.failure = &CallbackPanic{Node: id, Value: v, Stack: stack}
 	}
 }
 

@@ -29,6 +29,7 @@ type master struct {
 	retries  int
 	length   time.Duration
 	history  []stability
+	solver   *Solver
 }
 
 func newMaster(n *Node) (*master, error) {
@@ -39,6 +40,11 @@ func newMaster(n *Node) (*master, error) {
 		reports: make([]*syncpb.NodeWindowData, n.env.Nodes()),
 		length:  n.cfg.Window,
 	}
+	nodes := make([]int, len(n.cfg.Nodes))
+	for i, v := range n.cfg.Nodes {
+		nodes[i] = int(v)
+	}
+	m.solver = NewSolver(nodes, int(n.cfg.Reference), n.cfg.GraphCalc)
 	if _, err := n.env.Listen(Port, masterConn{m}); err != nil {
 		return nil, err
 	}
@@ -168,11 +174,7 @@ func (m *master) finish() {
 	if ref := m.reports[cfg.Reference]; ref != nil {
 		r.Window = ref.WindowId
 	}
-	nodes := make([]int, len(cfg.Nodes))
-	for i, v := range cfg.Nodes {
-		nodes[i] = int(v)
-	}
-	r.Summary, r.Offsets, r.Edges, r.Err = Solve(m.round, r.Nodes, nodes, int(cfg.Reference), cfg.GraphCalc)
+	r.Summary, r.Offsets, r.Edges, r.Err = m.solver.Solve(m.round, r.Nodes)
 	r.Figures = Figures{
 		Window:       m.length,
 		GatherWait:   time.Duration(m.now() - m.endAt),
@@ -183,6 +185,9 @@ func (m *master) finish() {
 	m.retries = 0
 	if len(r.Missing) > 0 {
 		m.n.env.Logger().Warn("round completed without nodes", "round", m.round, "missing", r.Missing)
+	}
+	if r.Summary != nil && !r.Summary.Consistency.Consistent {
+		m.n.env.Logger().Warn("round inconsistent", "round", m.round, "warning", r.Summary.Consistency.Warning())
 	}
 	var disc *graphcalc.DisconnectedError
 	if errors.As(r.Err, &disc) {

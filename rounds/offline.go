@@ -26,15 +26,17 @@ type OfflineRound struct {
 // report. It is [Reports] followed by [OfflineRound.Solve] on each round.
 func Offline(blocks []probelog.Block, nodes []int, ref int, eo estimate.Options, gc graphcalc.Options) []OfflineRound {
 	out := Reports(blocks, eo)
+	s := NewSolver(nodes, ref, gc)
 	for i := range out {
-		out[i].Solve(nodes, ref, gc)
+		out[i].Solve(s)
 	}
 	return out
 }
 
-// Solve runs GraphCalc over the round's reports.
-func (r *OfflineRound) Solve(nodes []int, ref int, gc graphcalc.Options) {
-	r.Summary, r.Offsets, r.Edges, r.Err = Solve(r.Round, r.Reports, nodes, ref, gc)
+// Solve runs GraphCalc over the round's reports with s, which must see the
+// rounds in order.
+func (r *OfflineRound) Solve(s *Solver) {
+	r.Summary, r.Offsets, r.Edges, r.Err = s.Solve(r.Round, r.Reports)
 }
 
 // Reports fits a recorded probe stream with one estimator and groups the

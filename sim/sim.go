@@ -196,6 +196,10 @@ func (s *Sim) HostTrueTime(i world.NodeID, local int64) int64 {
 	return s.nodes[i].host.TrueTime(local, s.k.Now())
 }
 
+// HostSteps returns how many steps node i's host clock has taken by true
+// time t and their sum in ns.
+func (s *Sim) HostSteps(i world.NodeID, t int64) (int, int64) { return s.nodes[i].host.StepsAt(t) }
+
 // TracerIdeal returns node i's noise-free tracer clock reading now.
 func (s *Sim) TracerIdeal(i world.NodeID) int64 { return s.nodes[i].tracer.Ideal(s.k.Now()) }
 

@@ -40,6 +40,9 @@ type Snapshots struct {
 	// first and last are the first and last pair's R, of all pairs read.
 	first, last int64
 	pairs       int // pairs read, pairs of equal R merged
+	// steps are the host clock's steps placed on the tracer clock, in
+	// order (NewSnapshotsStepped); the pairs' S has them taken out.
+	steps []tracerStep
 }
 
 // NewSnapshots sorts the pairs by R, merges pairs of equal R (see
@@ -155,7 +158,9 @@ func (m *Snapshots) Span() (first, last int64) { return m.first, m.last }
 // better than from that segment). A reading before the first pair read or
 // after the last is reported extrapolated.
 // The arithmetic is done on differences from the segment's first pair, so
-// clocks of any magnitude (epoch ns included) keep ns precision.
+// clocks of any magnitude (epoch ns included) keep ns precision. A reading
+// that maps beyond the int64 range of ns gives a meaningless s here;
+// Node.Align flags it Overflow.
 func (m *Snapshots) ToHost(r int64) (s int64, sigma float64, extrapolated bool) {
 	k := 0
 	return m.toHost(r, &k)
@@ -166,13 +171,14 @@ func (m *Snapshots) ToHost(r int64) (s int64, sigma float64, extrapolated bool) 
 // the segment of the last one, and checking that is cheaper than a
 // search. The result is ToHost's, whatever *seg holds.
 func (m *Snapshots) toHost(r int64, seg *int) (s int64, sigma float64, extrapolated bool) {
-	s, q, extrapolated := m.toHostQ(r, seg)
-	return s, sigmaOf(q), extrapolated
+	s, q, f := m.toHostQ(r, seg)
+	return s, sigmaOf(q), f&Extrapolated != 0
 }
 
 // toHostQ is toHost with the uncertainty left as its variance q, ns², which
-// sigmaOf turns into it.
-func (m *Snapshots) toHostQ(r int64, seg *int) (s int64, q float64, extrapolated bool) {
+// sigmaOf turns into it, and what it assumed as Flags: Extrapolated, and
+// Overflow where s lies beyond the int64 range.
+func (m *Snapshots) toHostQ(r int64, seg *int) (s int64, q float64, f Flags) {
 	p := m.p
 	// The segment [k-1, k] with p[k-1].Tracer < r <= p[k].Tracer, the
 	// first and last segments extended outwards.
@@ -185,10 +191,20 @@ func (m *Snapshots) toHostQ(r int64, seg *int) (s int64, q float64, extrapolated
 	a := p[k-1]
 	dr := diff(r, a.Tracer)
 	u := dr * m.inv[k]
-	s = a.Sys + round(dr*m.slope[k])
+	x := dr * m.slope[k]
+	d := round(x)
+	s = a.Sys + d
+	if r < m.first || r > m.last {
+		f = Extrapolated
+	}
+	// Overflowed: the sum went the wrong way, or x was beyond round's
+	// reach.
+	if (s < a.Sys) != (d < 0) || !(x >= -1<<63 && x < 1<<63) {
+		f |= Overflow
+	}
 	// The samples' errors, weighted by the interpolation, and the
 	// reading's own: a tracer reading is as noisy as a pair at most.
-	return s, (1-u)*(1-u)*m.v[k-1] + u*u*m.v[k] + m.read, r < m.first || r > m.last
+	return s, (1-u)*(1-u)*m.v[k-1] + u*u*m.v[k] + m.read, f
 }
 
 // sigmaOf is the uncertainty of a reading whose toHostQ gave q; it grows

@@ -101,6 +101,10 @@ type Options struct {
 	// sortLines (tests) rewrites every line by sorting its events
 	// (rewriteSorting), as only lines out of order are otherwise.
 	sortLines bool
+	// hook (tests), when set, is called in the goroutines Combine starts
+	// for a line, a median or a read ahead, before the work, with what the
+	// goroutine does (as a *PanicError would name it); a test panics in it.
+	hook func(what string)
 }
 
 // Result is what Combine produced.
@@ -121,7 +125,9 @@ func OutputBase(output string) string {
 }
 
 // Combine merges the inputs; see the package documentation. Every output
-// is written atomically: on an error none of them is left behind.
+// is written atomically: on an error none of them is left behind. A panic
+// in a goroutine Combine started is recovered and returned as a
+// *PanicError, once every goroutine Combine started has ended.
 func Combine(inputs []Input, o Options) (*Result, error) {
 	if len(inputs) == 0 {
 		return nil, errors.New("combine: no traces")
@@ -153,6 +159,7 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 		if c.json != nil {
 			c.json.abort() // ends the gzip goroutine on an error; a no-op after finish
 		}
+		c.wait() // a median and a read ahead still running on an error
 	}()
 	var nodes []validate.Node
 	for i, in := range inputs {
@@ -160,11 +167,11 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 		if i+1 < len(inputs) {
 			c.following = &inputs[i+1]
 		}
-		ops, err := c.node(in)
+		n, err := c.node(in)
 		if err != nil {
 			return nil, err
 		}
-		nodes = append(nodes, validate.Node{ID: in.Node, Source: in.Trace, Ops: ops})
+		nodes = append(nodes, n)
 	}
 	if err := c.finish(); err != nil {
 		return nil, err
@@ -244,8 +251,9 @@ func (c *combiner) loadOffsets() error {
 	return nil
 }
 
-// node aligns, renames and writes one node's planes.
-func (c *combiner) node(in Input) ([]validate.Op, error) {
+// node aligns, renames and writes one node's planes, and returns its
+// collectives for the happens-before check.
+func (c *combiner) node(in Input) (validate.Node, error) {
 	md := NodeMetadata{ID: in.Node, Trace: c.rel(in.Trace), Hostname: fmt.Sprintf("node%d", in.Node), OffsetWindows: c.windows[in.Node]}
 	ns := &nodeState{id: in.Node, md: &md, sigmas: c.spare[:0]}
 	c.spare = nil
@@ -255,13 +263,15 @@ func (c *combiner) node(in Input) ([]validate.Op, error) {
 		nodeFn = c.o.nodeFn
 	}
 	if err := nodeFn(c, in, ns, rn); err != nil {
-		return nil, err
+		return validate.Node{}, err
 	}
 	md.ClockSkewNS = ns.firstCorr / 1000
 	md.UncertaintyMaxNS = ns.sigmaMax
 	c.hosts = append(c.hosts, md.Hostname)
 	c.metaNames = append(c.metaNames, rn.nodePrefix()+"/clock_metadata")
-	c.collectMedian()
+	if err := c.collectMedian(); err != nil {
+		return validate.Node{}, err
+	}
 	c.md.Nodes = append(c.md.Nodes, md)
 	c.md.Events += md.Events
 	if len(ns.sigmas) > 0 {
@@ -271,7 +281,7 @@ func (c *combiner) node(in Input) ([]validate.Op, error) {
 		c.o.Logger.Info("combined node", "node", in.Node, "trace", in.Trace, "events", md.Events,
 			"max_correction_ns", md.MaxCorrectionNS, "uncertainty_max_ns", md.UncertaintyMaxNS)
 	}
-	return ns.ops, nil
+	return validate.Node{ID: in.Node, Source: md.Trace, Ops: ns.ops, Declared: ns.declared}, nil
 }
 
 // median is a node's uncertainty p50, computed by a goroutine of its own
@@ -280,26 +290,54 @@ type median struct {
 	node int       // its index in Metadata.Nodes
 	v    []float64 // the node's uncertainties, reordered
 	p50  float64
-	done chan struct{} // closed once p50 is set
+	err  error         // a panic, as a *PanicError
+	done chan struct{} // closed once p50 or err is set
 }
 
 // startMedian starts computing the median of v, node's uncertainties.
 func (c *combiner) startMedian(node int, v []float64) {
 	m := &median{node: node, v: v, done: make(chan struct{})}
+	what := fmt.Sprintf("computing the median uncertainty of node %d (%d events)", c.md.Nodes[node].ID, len(v))
+	hook := c.o.hook
 	go func() {
 		defer close(m.done)
+		defer recoverPanic(&m.err, func() string { return what })
+		if hook != nil {
+			hook(what)
+		}
 		m.p50 = stats.Median(m.v)
 	}()
 	c.pending = m
 }
 
 // collectMedian waits for the median being computed, if any, sets it in
-// the metadata and keeps its buffer for the next node.
-func (c *combiner) collectMedian() {
-	if m := c.pending; m != nil {
-		<-m.done
-		c.md.Nodes[m.node].UncertaintyP50NS = m.p50
-		c.spare, c.pending = m.v, nil
+// the metadata and keeps its buffer for the next node; it returns the
+// goroutine's panic, if any.
+func (c *combiner) collectMedian() error {
+	m := c.pending
+	if m == nil {
+		return nil
+	}
+	<-m.done
+	c.pending = nil
+	if m.err != nil {
+		return m.err
+	}
+	c.md.Nodes[m.node].UncertaintyP50NS = m.p50
+	c.spare = m.v
+	return nil
+}
+
+// wait waits for the goroutines that may outlive a failed Combine's work:
+// the median being computed and the trace being read ahead.
+func (c *combiner) wait() {
+	if c.pending != nil {
+		<-c.pending.done
+		c.pending = nil
+	}
+	if c.ahead != nil {
+		<-c.ahead.done
+		c.ahead = nil
 	}
 }
 
@@ -350,7 +388,7 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 		if parsed[i], err = parsePlane(b); err != nil {
 			return c.locate(in, data)
 		}
-		if err := c.checkWireNode(in, parsed[i]); err != nil {
+		if err := c.checkWireNode(in, ns, parsed[i]); err != nil {
 			return err
 		}
 	}
@@ -421,8 +459,9 @@ func splitSpace(b []byte) (planes [][]byte, hosts []string, err error) {
 	return planes, hosts, nil
 }
 
-// checkWireNode is checkTraceNode on a parsed plane.
-func (c *combiner) checkWireNode(in Input, p *wirePlane) error {
+// checkWireNode is checkTraceNode on a parsed plane; it also notes the
+// number of nodes the plane declares (a world_size stat) in ns.
+func (c *combiner) checkWireNode(in Input, ns *nodeState, p *wirePlane) error {
 	for _, st := range p.pstats {
 		id, v, ok := statValue(st, p)
 		if !ok {
@@ -432,6 +471,10 @@ func (c *combiner) checkWireNode(in Input, p *wirePlane) error {
 		case statNodeID:
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n != int64(in.Node) {
 				return fmt.Errorf("combine: node id mismatch: %s records node %d, given as node %d", in.Trace, n, in.Node)
+			}
+		case StatWorldSize:
+			if n, err := strconv.ParseInt(v, 10, 32); err == nil && n > 0 {
+				ns.declared = max(ns.declared, int(n))
 			}
 		case "run_id":
 			if c.md.RunID != "" && v != c.md.RunID {
@@ -468,13 +511,17 @@ func (c *combiner) snapshots(in Input, md *NodeMetadata) (*align.Snapshots, erro
 	}
 	// The sampler reads a sample's pairs ms apart and samples seconds
 	// apart: an eighth of the period tells them apart.
-	snaps, err := align.NewSnapshots(pairs, int64(sp.SamplingPeriodNs/8))
+	// Where the node's host clock stepped (its offsets say so), the
+	// mapping runs through the host clock with the steps taken out.
+	steps := align.StepsOf(c.offs, in.Node)
+	snaps, err := align.NewSnapshotsStepped(pairs, int64(sp.SamplingPeriodNs/8), steps)
 	if err != nil {
 		return nil, fmt.Errorf("combine: %s: %w", in.Snapshots, err)
 	}
 	md.Snapshots, md.SnapshotPairs, md.SnapshotSamples = c.rel(in.Snapshots), snaps.Len(), snaps.Samples()
 	md.SamplingPeriodNS, md.SnapshotsTaken, md.MissingSnapshots = sp.SamplingPeriodNs, sp.SnapshotsTaken, sp.MissedDeadline
 	md.SnapshotResidualNS = snaps.PairSigma()
+	md.HostSteps = len(steps)
 	return snaps, nil
 }
 
@@ -511,7 +558,9 @@ func (c *combiner) writePlane(p *xplanepb.XPlane) error {
 
 // finish writes the clock metadata planes and the host names.
 func (c *combiner) finish() error {
-	c.collectMedian()
+	if err := c.collectMedian(); err != nil {
+		return err
+	}
 	for i, name := range c.metaNames {
 		if err := c.writePlane(clockMetadataPlane(name, &c.md.Nodes[i])); err != nil {
 			return err
@@ -539,7 +588,7 @@ type spaceWriter struct {
 // newSpaceWriter streams an XSpace to f.
 func newSpaceWriter(f syncWriter) *spaceWriter {
 	bw := bufio.NewWriterSize(f, 1<<16)
-	s := &spaceWriter{bw: bw, pipe: newPipeWriter(&writeBack{bw: bw, f: f}, 2, 0)}
+	s := &spaceWriter{bw: bw, pipe: newPipeWriter(&writeBack{bw: bw, f: f}, "the combined XSpace", 2, 0)}
 	s.buf = s.pipe.buffer()
 	return s
 }

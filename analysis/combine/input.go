@@ -86,7 +86,7 @@ func (c *combiner) readSpace(in Input, md *NodeMetadata) ([]byte, error) {
 	if !IsKineto(in.Trace) {
 		ahead := c.ahead
 		if ahead == nil || ahead.path != in.Trace {
-			ahead = readAhead(in.Trace)
+			ahead = c.readAhead(in.Trace)
 		}
 		<-ahead.done
 		c.ahead = nil
@@ -94,7 +94,7 @@ func (c *combiner) readSpace(in Input, md *NodeMetadata) ([]byte, error) {
 			return nil, fmt.Errorf("combine: read %s: %w", in.Trace, ahead.err)
 		}
 		if c.following != nil && !IsKineto(c.following.Trace) {
-			c.ahead = readAhead(c.following.Trace)
+			c.ahead = c.readAhead(c.following.Trace)
 		}
 		return ahead.data, nil
 	}
@@ -128,7 +128,7 @@ func (c *combiner) setBase(ns *nodeState, path, plane string, base int64) error 
 		c.timeBase, c.baseSet, c.baseFrom = base, true, path
 		c.md.TimeBaseNS = base
 	}
-	if d := base - c.timeBase; d > maxLineNs || d < -maxLineNs {
+	if d, ok := subPs(base, c.timeBase); !ok || d > maxLineNs || d < -maxLineNs {
 		return fmt.Errorf("combine: %s: plane %s counts its times from %d ns (its time_base_ns; 0 without one), too far from the combined trace's time base %d ns (from %s) for picosecond times: are they on unrelated clocks? (a Kineto trace's times are Unix time; an XSpace without time_base_ns counts from 0)",
 			path, plane, base, c.timeBase, c.baseFrom)
 	}
@@ -145,11 +145,18 @@ type readingAhead struct {
 	err  error
 }
 
-// readAhead starts reading the file at path.
-func readAhead(path string) *readingAhead {
+// readAhead starts reading the file at path; a panic in the goroutine is
+// its error (a *PanicError).
+func (c *combiner) readAhead(path string) *readingAhead {
 	r := &readingAhead{path: path, done: make(chan struct{})}
+	what := "reading " + path + " ahead"
+	hook := c.o.hook
 	go func() {
 		defer close(r.done)
+		defer recoverPanic(&r.err, func() string { return what })
+		if hook != nil {
+			hook(what)
+		}
 		r.data, r.err = os.ReadFile(path)
 	}()
 	return r

@@ -35,7 +35,7 @@ func newTraceJSON(w io.Writer) (*traceJSON, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &traceJSON{gz: gz, pipe: newPipeWriter(gz, 2, jsonChunk+4096), first: true}
+	t := &traceJSON{gz: gz, pipe: newPipeWriter(gz, "the Chrome trace JSON (gzip)", 2, jsonChunk+4096), first: true}
 	t.buf = t.pipe.buffer()
 	t.buf = append(t.buf, `{"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[`...)
 	return t, nil

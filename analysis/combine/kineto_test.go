@@ -78,12 +78,13 @@ func sortedOps(ops []validate.Op) []validate.Op {
 // and mixed with an XSpace converted from one of them, without correction:
 // every event is kept, validate sees the same collectives at the same Unix
 // times as on the raw files, and so the same counts (Violations 6,
-// Overlaps 4, Warnings 0).
+// Overlaps 4, Warnings 1: the ranks are 2 of a 128-rank job), and the same
+// node counts.
 func TestCombineKineto(t *testing.T) {
 	in, raw := kinetoRanks(t)
 	rawRep := validate.Check(raw)
-	if rawRep.Violations != 6 || rawRep.Overlaps != 4 || rawRep.Warnings != 0 {
-		t.Fatalf("raw Kineto files: %s, want Violations: 6, Overlaps: 4, Warnings: 0", rawRep.Summary())
+	if rawRep.Violations != 6 || rawRep.Overlaps != 4 || rawRep.Warnings != 1 || rawRep.Coverage() != "Nodes: 2 of 128 declared; missing: 2-127" {
+		t.Fatalf("raw Kineto files: %s, %s; want Violations: 6, Overlaps: 4, Warnings: 1, Nodes: 2 of 128 declared; missing: 2-127", rawRep.Summary(), rawRep.Coverage())
 	}
 	dir := t.TempDir()
 	// Rank 1 converted and written as an XSpace, for the mixed case.
@@ -109,8 +110,8 @@ func TestCombineKineto(t *testing.T) {
 				t.Errorf("node 0 metadata %+v", n)
 			}
 			for _, rep := range []*validate.Report{res.Report, validate.Check(combinedOps(t, out))} {
-				if rep.Violations != rawRep.Violations || rep.Overlaps != rawRep.Overlaps || rep.Warnings != rawRep.Warnings {
-					t.Errorf("combined: %s; raw: %s", rep.Summary(), rawRep.Summary())
+				if rep.Violations != rawRep.Violations || rep.Overlaps != rawRep.Overlaps || rep.Warnings != rawRep.Warnings || rep.Coverage() != rawRep.Coverage() {
+					t.Errorf("combined: %s, %s; raw: %s, %s", rep.Summary(), rep.Coverage(), rawRep.Summary(), rawRep.Coverage())
 				}
 			}
 			got := combinedOps(t, out)

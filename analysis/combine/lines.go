@@ -1,6 +1,8 @@
 package combine
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"sync"
 
@@ -38,12 +40,12 @@ type lineOut struct {
 	skew              int64 // the correction at its first timed event, ps
 	timed             bool  // it has a timed event
 
-	events, fixes, extrapolated, outside, maxCorr int64
-	sigmas                                        []float64
-	sigmaMax                                      float64
-	ops                                           []validate.Op
-	firstRaw, firstCorr                           int64 // ps, as nodeState's
-	haveFirst                                     bool
+	events, fixes, extrapolated, outside, acrossStep, maxCorr int64
+	sigmas                                                    []float64
+	sigmaMax                                                  float64
+	ops                                                       []validate.Op
+	firstRaw, firstCorr                                       int64 // ps, as nodeState's
+	haveFirst                                                 bool
 }
 
 func (o *lineOut) reset() {
@@ -58,6 +60,7 @@ func (o *lineOut) mergeInto(ns *nodeState) {
 	md.MonotonicityFixes += o.fixes
 	md.ExtrapolatedEvents += o.extrapolated
 	md.OutsideWindowEvents += o.outside
+	md.AcrossStepEvents += o.acrossStep
 	md.MaxCorrectionNS = max(md.MaxCorrectionNS, o.maxCorr)
 	ns.sigmas = append(ns.sigmas, o.sigmas...)
 	ns.sigmaMax = max(ns.sigmaMax, o.sigmaMax)
@@ -93,16 +96,42 @@ func (t *transcoder) aligner(ns *nodeState, out *lineOut) *lineAligner {
 
 // alignSpanPs aligns an event's start and end, ps from the plane's base,
 // to ps from the output's, and returns the larger of their uncertainties
-// (align.Node.AlignSpan).
-func (a *lineAligner) alignSpanPs(ps0, ps1 int64) (start, end int64, sigma float64) {
+// (align.Node.AlignSpan); an error where a time does not fit an int64 of
+// ps or of ns (see ps.go).
+func (a *lineAligner) alignSpanPs(ps0, ps1 int64) (start, end int64, sigma float64, err error) {
+	shift := a.shift * 1000 // fits: setBase bounds shift by maxLineNs
 	if a.al == nil {
-		return ps0 + a.shift*1000, ps1 + a.shift*1000, 0
+		start, ok0 := addPs(ps0, shift)
+		end, ok1 := addPs(ps1, shift)
+		if !ok0 || !ok1 {
+			return 0, 0, 0, fmt.Errorf("its times moved to the combined trace's time base (by %d ns) lie beyond the reach of int64 picoseconds", a.shift)
+		}
+		return start, end, 0, nil
 	}
 	n0, n1 := floorDiv(ps0, 1000), floorDiv(ps1, 1000)
-	t0, t1 := a.al.AlignSpan(n0+a.inBase, n1+a.inBase)
+	r0, ok0 := addPs(n0, a.inBase)
+	r1, ok1 := addPs(n1, a.inBase)
+	if !ok0 || !ok1 {
+		return 0, 0, 0, fmt.Errorf("its time from the plane's time base %d ns lies beyond the int64 range of ns", a.inBase)
+	}
+	t0, t1 := a.al.AlignSpan(r0, r1)
 	a.count(t0.Flags)
 	a.count(t1.Flags)
-	return (t0.Global-a.outBase)*1000 + (ps0 - n0*1000), (t1.Global-a.outBase)*1000 + (ps1 - n1*1000), t0.Sigma
+	if t0.Flags&align.AcrossStep != 0 {
+		a.out.acrossStep++
+	}
+	if (t0.Flags|t1.Flags)&align.Overflow != 0 {
+		return 0, 0, 0, fmt.Errorf("its tracer time %d ns maps beyond the int64 range of ns (is the node's clock model, or are its snapshot pairs, out of range?)", r0)
+	}
+	start, ok0 = psFrom(t0.Global, a.outBase, ps0-n0*1000)
+	end, ok1 = psFrom(t1.Global, a.outBase, ps1-n1*1000)
+	switch {
+	case !ok0:
+		return 0, 0, 0, psFromError("start", t0.Global, a.outBase)
+	case !ok1:
+		return 0, 0, 0, psFromError("end", t1.Global, a.outBase)
+	}
+	return start, end, t0.Sigma, nil
 }
 
 // count counts what an aligned reading assumed into the line's figures.
@@ -116,8 +145,12 @@ func (a *lineAligner) count(f align.Flags) {
 }
 
 // rewriteLines rewrites lines in parallel and hands each result to emit in
-// line order; it returns the first error (of a line, or of emit) after
-// every line is done.
+// line order; it returns the first error (of a line, or of emit). After an
+// error no further line is started: the lines in flight are waited for
+// and dropped, and every goroutine has ended when it returns. A line
+// goroutine's panic is that line's error (a *PanicError); with one worker
+// the lines are rewritten on the caller's goroutine, and a panic is the
+// caller's.
 func (c *combiner) rewriteLines(pj *planeJob, lines [][]byte, emit func(*lineOut) error) error {
 	workers := min(c.workers, len(lines))
 	if workers <= 1 {
@@ -135,20 +168,33 @@ func (c *combiner) rewriteLines(pj *planeJob, lines [][]byte, emit func(*lineOut
 		return nil
 	}
 	type task struct {
-		b   []byte
+		i   int // the line's index in lines
 		out *lineOut
-		err chan error
+		err chan error // buffered: the worker never waits
 	}
 	tasks := make(chan task)
 	queue := make(chan task, workers) // in line order; bounds the lines in flight
+	stop := make(chan struct{})       // closed on the first error
+	// Every task put in queue gets its error: from the worker it was handed
+	// to, or errStopped from the feeder if stop came first. The feeder
+	// closes queue when it returns, which ends the merge loop below.
 	go func() {
-		for _, b := range lines {
-			tk := task{b: b, out: c.lineOut(), err: make(chan error, 1)}
-			queue <- tk
-			tasks <- tk
+		defer close(tasks)
+		defer close(queue)
+		for i := range lines {
+			tk := task{i: i, out: c.lineOut(), err: make(chan error, 1)}
+			select {
+			case queue <- tk:
+			case <-stop:
+				return
+			}
+			select {
+			case tasks <- tk:
+			case <-stop:
+				tk.err <- errStopped
+				return
+			}
 		}
-		close(queue)
-		close(tasks)
 	}()
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -156,23 +202,50 @@ func (c *combiner) rewriteLines(pj *planeJob, lines [][]byte, emit func(*lineOut
 		go func(t *transcoder) {
 			defer wg.Done()
 			for tk := range tasks {
+				select {
+				case <-stop:
+					tk.err <- errStopped
+					continue
+				default:
+				}
 				tk.out.reset()
-				tk.err <- t.rewriteLine(pj, tk.b, tk.out)
+				tk.err <- c.rewriteLineGo(t, pj, lines, tk.i, tk.out)
 			}
 		}(c.tcs[w])
 	}
 	var first error
 	for tk := range queue {
-		if err := <-tk.err; first == nil {
-			first = err
-			if first == nil {
-				first = emit(tk.out)
+		err := <-tk.err
+		if first == nil {
+			if err == nil {
+				err = emit(tk.out)
+			}
+			if err != nil {
+				first = err
+				close(stop)
 			}
 		}
 		c.putLineOut(tk.out)
 	}
 	wg.Wait()
 	return first
+}
+
+// errStopped is the error of a line not rewritten because an earlier one
+// failed; rewriteLines returns that earlier error instead.
+var errStopped = errors.New("combine: stopped after an error")
+
+// rewriteLineGo is rewriteLine of lines[i] in a line goroutine: a panic
+// becomes the line's error, a *PanicError naming the node, plane and line.
+func (c *combiner) rewriteLineGo(t *transcoder, pj *planeJob, lines [][]byte, i int, out *lineOut) (err error) {
+	what := func() string {
+		return fmt.Sprintf("rewriting %s (node %d): plane %s (renamed %s): the line at index %d of %d", pj.path, pj.node, pj.p.name, pj.name, i, len(lines))
+	}
+	defer recoverPanic(&err, what)
+	if c.o.hook != nil {
+		c.o.hook(what())
+	}
+	return t.rewriteLine(pj, lines[i], out)
 }
 
 // lineOut takes a result buffer from the free list, or makes one.

@@ -47,7 +47,11 @@ type NodeMetadata struct {
 	// from how far a burst's pairs lie off their own line, or without
 	// bursts from how far inner pairs lie off their neighbours' chord.
 	SnapshotResidualNS float64 `json:"snapshot_residual_ns"`
-	OffsetWindows      int     `json:"offset_windows"`
+	// HostSteps counts the steps of the node's host clock its offsets
+	// record: the snapshot mapping runs through them (see
+	// align.NewSnapshotsStepped).
+	HostSteps     int `json:"host_steps,omitempty"`
+	OffsetWindows int `json:"offset_windows"`
 	// MaxCorrectionNS is the largest |aligned − raw| over the node's
 	// events; ClockSkewNS the correction at its first event.
 	MaxCorrectionNS int64 `json:"max_correction_ns"`
@@ -59,10 +63,14 @@ type NodeMetadata struct {
 	// Events whose times were extrapolated beyond the snapshot pairs, that
 	// no offset window covered, and whose start had to be moved to keep
 	// their line's order.
-	ExtrapolatedEvents  int64         `json:"extrapolated_events"`
-	OutsideWindowEvents int64         `json:"outside_window_events"`
-	MonotonicityFixes   int64         `json:"monotonicity_fixes"`
-	Planes              []PlaneRename `json:"planes"`
+	ExtrapolatedEvents  int64 `json:"extrapolated_events"`
+	OutsideWindowEvents int64 `json:"outside_window_events"`
+	MonotonicityFixes   int64 `json:"monotonicity_fixes"`
+	// AcrossStepEvents counts the events that span a step of the node's
+	// host clock: their length comes from the tracer clock, which did not
+	// step.
+	AcrossStepEvents int64         `json:"across_step_events,omitempty"`
+	Planes           []PlaneRename `json:"planes"`
 }
 
 // PlaneRename records one plane's name before and after.

@@ -32,6 +32,7 @@ type nodeState struct {
 	firstCorr int64
 	haveFirst bool
 	ops       []validate.Op
+	declared  int // the most nodes a plane's world_size stat declares; 0: none
 	// The plane being rewritten counts its times from inBase (ns, its
 	// time_base_ns stat, else 0); the output counts from outBase, the
 	// combined trace's base; shift = inBase − outBase.

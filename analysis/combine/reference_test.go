@@ -36,6 +36,9 @@ func (c *combiner) nodeProto(in Input, ns *nodeState, rn *renamer) error {
 	if err := c.checkTraceNode(in, space); err != nil {
 		return err
 	}
+	for _, p := range space.Planes {
+		ns.declared = max(ns.declared, declaredNodes(p))
+	}
 	if err := checkRange(in.Trace, space); err != nil {
 		return err
 	}
@@ -54,7 +57,10 @@ func (c *combiner) nodeProto(in Input, ns *nodeState, rn *renamer) error {
 		}
 		ns.md.TimeBaseNS = base
 		dropTimeBase(p)
-		skew := ns.alignPlane(p, strings.HasPrefix(p.Name, gpuPrefix))
+		skew, err := ns.alignPlane(p, strings.HasPrefix(p.Name, gpuPrefix))
+		if err != nil {
+			return fmt.Errorf("combine: %s: plane %s: %w", in.Trace, p.Name, err)
+		}
 		p.Name = name
 		addPlaneStats(p, in.Node, ns.md.Hostname, skew)
 		if c.timeBase != 0 {
@@ -132,8 +138,8 @@ func (c *combiner) printEvents(node int, p *xplanepb.XPlane) error {
 // whose aligned start would come earlier is moved to its predecessor's),
 // the line is re-based on its earliest aligned event, and every event gets
 // a clock_uncertainty_ns stat. It returns the correction at the plane's
-// first event.
-func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64) {
+// first event, or an error where a time does not fit.
+func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64, err error) {
 	uncID := statID(p, statUncertainty)
 	hloID, hasHlo := findStat(p, statHloOp)
 	// The wire path's alignment (the same align.Node per plane); its flag
@@ -161,7 +167,10 @@ func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64) {
 		for k, i := range order {
 			ev := evs[i]
 			raw := base + ev.GetOffsetPs()
-			start, end, sigma := al.alignSpanPs(raw, raw+ev.DurationPs)
+			start, end, sigma, err := al.alignSpanPs(raw, raw+ev.DurationPs)
+			if err != nil {
+				return 0, fmt.Errorf("line %d: %w", line.Id, err)
+			}
 			if start < prev {
 				start = prev
 				ns.md.MonotonicityFixes++
@@ -199,7 +208,7 @@ func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64) {
 			evs[i].Data = &xplanepb.XEvent_OffsetPs{OffsetPs: starts[k] - nb}
 		}
 	}
-	return firstPlane / 1000
+	return firstPlane / 1000, nil
 }
 
 // dropTimeBase removes the plane's time_base_ns stats: the combiner writes

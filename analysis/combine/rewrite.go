@@ -177,7 +177,9 @@ func (t *transcoder) rewriteInOrder(pj *planeJob, b []byte, h *lineHead, out *li
 			return false
 		}
 		prevOffset = e.offset
-		al.event(&e, base, first)
+		if al.event(&e, base, first) != nil {
+			return false
+		}
 		if first {
 			// Aligned starts never go backwards: the first is the least.
 			newTs = floorDiv(e.start, 1000)
@@ -222,7 +224,9 @@ func (t *transcoder) rewriteSorting(pj *planeJob, b []byte, h *lineHead, out *li
 	lineMin := int64(math.MaxInt64)
 	for k, i := range t.order {
 		e := &t.evs[i]
-		al.event(e, h.ts*1000, k == 0)
+		if err := al.event(e, h.ts*1000, k == 0); err != nil {
+			return pj.eventError(h.id, e, err)
+		}
 		lineMin = min(lineMin, e.start)
 	}
 	newTs := h.ts
@@ -270,21 +274,35 @@ func appendUntimed(line, ev []byte) []byte {
 // event aligns the timed event e of a line whose times are relative to
 // base (ps) into e.start, e.newDur and e.sigma, keeping starts from going
 // backwards, and counts it into the line's figures; first marks the
-// line's first timed event.
-func (a *lineAligner) event(e *wireEvent, base int64, first bool) {
+// line's first timed event. A time beyond an int64 of ps is an error.
+func (a *lineAligner) event(e *wireEvent, base int64, first bool) error {
 	out := a.out
-	raw := base + e.offset
-	start, end, sigma := a.alignSpanPs(raw, raw+e.dur)
+	raw, ok0 := addPs(base, e.offset)
+	rawEnd, ok1 := addPs(raw, e.dur)
+	if !ok0 || !ok1 {
+		return fmt.Errorf("its start or end (duration_ps %d) from the line's timestamp_ns %d lies beyond the reach of int64 picoseconds", e.dur, base/1000)
+	}
+	start, end, sigma, err := a.alignSpanPs(raw, rawEnd)
+	if err != nil {
+		return err
+	}
 	if start < a.prev {
 		start = a.prev
 		out.fixes++
 	}
 	a.prev = start
-	e.start, e.newDur, e.sigma = start, max(0, end-start), sigma
+	dur, ok := subPs(end, start)
+	if !ok {
+		return fmt.Errorf("its aligned duration, from %d ps to %d ps, does not fit an int64 of picoseconds", start, end)
+	}
+	e.start, e.newDur, e.sigma = start, max(0, dur), sigma
 	out.sigmas = append(out.sigmas, e.sigma)
 	out.sigmaMax = max(out.sigmaMax, e.sigma)
-	raw += a.shift * 1000 // from the output's base
-	corr := start - raw
+	raw, ok0 = addPs(raw, a.shift*1000) // from the output's base
+	corr, ok1 := subPs(start, raw)
+	if !ok0 || !ok1 {
+		return fmt.Errorf("its correction, from %d ps (from the plane's time base %d ns) to %d ps, does not fit an int64 of picoseconds", raw, a.inBase, start)
+	}
 	out.maxCorr = max(out.maxCorr, abs(corr)/1000)
 	if first {
 		out.skew = corr
@@ -293,6 +311,7 @@ func (a *lineAligner) event(e *wireEvent, base int64, first bool) {
 		out.firstRaw, out.firstCorr, out.haveFirst = raw, corr, true
 	}
 	out.events++
+	return nil
 }
 
 // emitEvent appends the aligned timed event e to line (whose new times
@@ -302,7 +321,11 @@ func (t *transcoder) emitEvent(line []byte, pj *planeJob, e *wireEvent, nb, tid,
 	p := pj.p
 	m := p.meta[e.meta]
 	wantHlo := pj.collectives && m != nil && m.collective
-	line, hlo, hasHlo, err := t.appendEvent(line, p, e, e.start-nb, pj.uncID, pj.hloID, wantHlo)
+	offset, ok := subPs(e.start, nb)
+	if !ok {
+		return line, pj.eventError(lineID, e, fmt.Errorf("its aligned start %d ps lies beyond the reach of int64 picoseconds from the line's new timestamp_ns %d", e.start, nb/1000))
+	}
+	line, hlo, hasHlo, err := t.appendEvent(line, p, e, offset, pj.uncID, pj.hloID, wantHlo)
 	if err != nil {
 		return line, err
 	}

@@ -6,7 +6,9 @@
 //
 // Each node i has a clock C_i (ns, int64 readings, possibly negative). The
 // reference's clock is global time, and G0 = Input.Origin is the
-// reference's window start in its own clock. Over a round each clock is
+// reference's fit origin in its own clock (the protocol uses the middle of
+// its window, where an edge fit's offset and drift errors are least
+// correlated). Over a round each clock is
 // linear in g:
 //
 //	C_i(g) = G0 + u_i + r_i·(g − G0)
@@ -21,22 +23,23 @@
 //
 // Node src fits, for each out-edge src→dst, the line
 //
-//	C_dst − C_src = Alpha·(C_src − SrcStart) + Beta
+//	C_dst − C_src = Alpha·(C_src − SrcOrigin) + Beta
 //
-// with SrcStart src's window start in its own clock. Substituting the
+// with SrcOrigin the x origin of src's fits in its own clock (the middle of
+// its window). Substituting the
 // model and matching the terms in g and the constants gives, exactly:
 //
 //	rates:   r_dst = (1 + Alpha)·r_src, linear in ℓ = ln r:
 //	         ℓ_dst − ℓ_src = log1p(Alpha),                 weight 1/AlphaSigma²
-//	offsets: u_dst − (1 + Alpha)·u_src = Alpha·(G0 − SrcStart) + Beta,
+//	offsets: u_dst − (1 + Alpha)·u_src = Alpha·(G0 − SrcOrigin) + Beta,
 //	                                                      weight 1/Sigma²
 //
 // The two weighted least-squares problems are solved separately, rates
 // first (for Rate and RateSigma; Rate = exp ℓ). The offset rows use each
 // edge's measured Alpha as a known coefficient, so they are linear in u.
 // Their weight ignores the uncertainty of Alpha: its error enters the row
-// as δAlpha·(C_src(G0) − SrcStart), which vanishes when windows start
-// together (SrcStart ≈ C_src(G0)), as they do by design.
+// as δAlpha·(C_src(G0) − SrcOrigin), which vanishes when windows run
+// together (SrcOrigin ≈ C_src(G0)), as they do by design.
 //
 // Each problem is min Σ_e w_e (t_e − a_eᵀx)², x_ref = 0, with a_e = +1 at
 // dst and −c_e at src (c = 1 for rates, 1 + Alpha for offsets): normal
@@ -59,50 +62,72 @@
 // 2048 unknowns fall back to dense Cholesky (gonum/mat); larger ones wrap
 // ErrNotConverged. Tests compare against dense Cholesky.
 //
+// # Consistency
+//
+// Edges measured around a loop must add up: the offsets of a loop's links
+// close to within their Sigmas. The goodness of fit is the χ² of the kept
+// offset rows, Σ (r_e/Sigma_e)² (r_e measured minus solved), against its
+// degrees of freedom, kept rows − solved nodes + 1 (one per independent
+// loop, counting a link measured both ways as a loop of two). A fit is
+// inconsistent when honest Sigmas would give so large a χ² with
+// probability below ConsistencyP (default 1e-3). A constant path asymmetry
+// biases both directions of a link alike and is invisible on its own; in a
+// loop it shows as the loop's closure.
+//
 // # Outlier rejection
 //
-// After a solve, the offset residuals r_e (measured minus solved) of the
-// kept edges give a median m and robust σ̂ = 1.4826·MAD. An edge is a
-// candidate while
+// While the fit is inconsistent, the links carrying the most χ²
+// (Candidates, default 8) are each tried out: the offsets are re-solved
+// without the link, and, for a link measured more than once, without each
+// of its rows alone (one bad direction). The candidate leaving the lowest
+// χ² is rejected when the data single it out: every rival (another link;
+// for one direction, the link's other directions) leaves a χ² higher by at
+// least RejectMargin (default the one-degree-of-freedom χ² quantile at
+// ConsistencyP, 10.8), in units of the remaining χ²/DOF where that exceeds
+// 1, and removing it drops the χ² by more than that quantile per row. A
+// row goes alone when it leaves a χ² within that quantile of its whole
+// link's. Rejection repeats, up to MaxRejectRounds links (default 3;
+// negative turns it off), then both problems are re-solved. A link whose
+// removal would disconnect the graph is never removed whole. This is a
+// leave-one-out test on the χ², not a threshold on the residuals: a bad
+// link drags its neighbours' residuals and inflates any robust spread of
+// them (in a 6-node mesh a 10 µs asymmetry left 3.4 µs on its link, up to
+// 0.88 µs on others, and a MAD threshold of about 6 µs that rejected
+// nothing), while its removal alone restores the χ². In a single loop every
+// link closes it alike, so none is singled out: one loop cannot say which
+// of its links is wrong, and nothing is rejected.
 //
-//	|r_e − m| > MADThreshold·σ̂ (default 5)   and
-//	|r_e| > MinRejectSigma·Sigma_e (default 4)   and
-//	|r_e − m| > 1e-6·Sigma_e (equal residuals, MAD 0, never trip on rounding).
+// # Inflation
 //
-// Candidates go one at a time, the largest |r_e − m|/Sigma_e first, and
-// after each rejection the solution and every residual are updated
-// exactly as a re-solve without the edge would (leave-one-out
-// Sherman–Morrison downdate: one solve N v = a_e, x −= v·w r_e/(1 − h),
-// h = w·a_eᵀv) before the next candidate is judged against the same m and
-// σ̂. An outlier drags its neighbourhood's residuals along: on a link
-// measured both ways the honest reverse direction carries nearly as much
-// residual (n−1 : n+1 on a ring of n), and edges a few hops away can get
-// a few percent of it; the update lets them fall back instead of being
-// rejected with it. A candidate that is a bridge of the kept edges (its
-// removal would disconnect the graph; an edge links its ends whatever its
-// direction) is kept: with both directions measured no single edge is a
-// bridge, but once one direction of a node's only link is rejected the
-// other is one. Least squares cannot tell which direction of such a link
-// is wrong; the less precise one (larger |r|/Sigma) goes. Only offset
-// residuals are judged; a rejected edge leaves both problems. A pass ends
-// when no candidate remains; both problems are then re-solved, and passes
-// repeat until one rejects nothing or after MaxRejectRounds (default 3;
-// negative turns rejection off). Passes counts the solves.
+// Model.Sigma covers what the fit cannot resolve. Consistent or not, it is
+// FitSigma (from N⁻¹, below) times max(1, Birge ratio √(χ²/DOF)), as the
+// Particle Data Group scales errors of averages that disagree. An
+// inconsistent fit also names its loops that do not close (fundamental
+// loops of a breadth-first tree from the reference, each link off the tree
+// closing one, and links whose directions disagree; Consistency.Loops) and
+// its suspects (the candidates that lower the χ² most; Suspects). When
+// removing one link alone would make it consistent but several links each
+// would (Ambiguous: a single loop, or a pendant link's two directions),
+// each node's variance becomes FitSigma² times the scale of the fits
+// without them plus the largest squared shift of the node over those
+// hypotheses, so that it covers whichever is wrong; otherwise (no single
+// link explains it) FitSigma times the Birge ratio, plus the largest
+// squared shift over the three worst suspects. RateSigma is scaled by
+// max(1, the rates' Birge ratio).
 //
 // # Connectivity
 //
 // Components are those of the undirected graph of the edges (either
-// direction links two nodes; nodes without edges are singletons). As
-// bridges are never rejected, they are also the components of the kept
-// edges. Only the reference's component is solved; for a disconnected
+// direction links two nodes; nodes without edges are singletons). As links
+// that would disconnect the graph are never rejected whole, they are also
+// the components of the kept edges. Only the reference's component is solved; for a disconnected
 // graph Solve returns its summary together with a *DisconnectedError that
 // names every component.
 //
 // # Covariance
 //
-// Model.Sigma and RateSigma come from the diagonal of N⁻¹ (for rates, the
-// σ of ℓ times Rate). The a-priori weights are taken as honest; the
-// residuals do not rescale them. With up to ExactCovarianceLimit unknowns
+// FitSigma and RateSigma (before its scale) come from the diagonal of N⁻¹
+// (for rates, the σ of ℓ times Rate), then inflated as above. With up to ExactCovarianceLimit unknowns
 // (default 256; unknowns = component nodes less the reference) the
 // diagonal is exact: dense Cholesky of N and its inverse. Above it, it is
 // sketched (Spielman–Srivastava): (N⁻¹)_ii = ‖W^½ A N⁻¹ e_i‖², which for a
@@ -126,12 +151,12 @@
 //
 // Offsets reach ±1 s and rates ±200 ppm, and consistency must stay well
 // under 10 ns. Clock readings enter only as int64 differences (G0 −
-// SrcStart, local − G0), so absolute clock values do not matter; all
+// SrcOrigin, local − G0), so absolute clock values do not matter; all
 // arithmetic is float64, whose resolution at 1e9 ns is 1.2e-7 ns. Rates
 // are solved as log-rates, so products of (1 + Alpha) around loops become
 // sums. Noise-free graphs (mesh, rings, random regular) are recovered to
 // < 1e-6 ns in U and < 1e-15 in Rate, and the conversions reproduce true
-// global time to about 1e-6 ns a second away from the window start. OffsetAt
+// global time to about 1e-6 ns a second away from the origin. OffsetAt
 // computes (U + (local − G0)·(Rate − 1))/Rate, all small terms; Global
 // works in absolute float64 ns and so loses precision for clocks far from
 // zero (at Unix-epoch values its ulp is 256 ns).

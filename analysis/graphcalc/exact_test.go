@@ -102,7 +102,7 @@ func TestMatchesDense(t *testing.T) {
 	}
 	for _, e := range in.Edges {
 		add(nr, br, e, 1, 1/(e.AlphaSigma*e.AlphaSigma), math.Log1p(e.Alpha))
-		add(no, bo, e, 1+e.Alpha, 1/(e.Sigma*e.Sigma), e.Alpha*float64(in.Origin-e.SrcStart)+e.Beta)
+		add(no, bo, e, 1+e.Alpha, 1/(e.Sigma*e.Sigma), e.Alpha*float64(in.Origin-e.SrcOrigin)+e.Beta)
 	}
 	var chr, cho mat.Cholesky
 	if !chr.Factorize(nr) || !cho.Factorize(no) {
@@ -160,7 +160,7 @@ func TestLargeClocks(t *testing.T) {
 	}
 	in.Origin += epoch
 	for k := range in.Edges {
-		in.Edges[k].SrcStart += epoch
+		in.Edges[k].SrcOrigin += epoch
 	}
 	shifted, err := graphcalc.Solve(in, graphcalc.Options{})
 	if err != nil {

@@ -24,7 +24,7 @@ func ExampleSolve() {
 			g := (float64(s) - a[i]) / r[i] // when i's clock reads s
 			in.Edges = append(in.Edges, graphcalc.Edge{
 				Src: i, Dst: j, Alpha: r[j]/r[i] - 1, Beta: a[j] + r[j]*g - float64(s),
-				Sigma: 2, AlphaSigma: 1e-9, SrcStart: s,
+				Sigma: 2, AlphaSigma: 1e-9, SrcOrigin: s,
 			})
 		}
 	}

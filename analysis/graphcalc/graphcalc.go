@@ -10,20 +10,21 @@ import (
 
 // Edge is one fitted probe line src→dst of a round:
 //
-//	C_dst − C_src = Alpha·(C_src − SrcStart) + Beta
+//	C_dst − C_src = Alpha·(C_src − SrcOrigin) + Beta
 //
 // with C_k node k's clock in ns.
 type Edge struct {
 	// Src and Dst are the node ids at the two ends; Src fitted the line.
 	Src, Dst int
 	// Alpha is the relative rate of Dst against Src (r_dst/r_src − 1);
-	// Beta is C_dst − C_src, in ns, at the instant Src's clock reads SrcStart.
+	// Beta is C_dst − C_src, in ns, at the instant Src's clock reads SrcOrigin.
 	Alpha, Beta float64
 	// Sigma is the 1σ uncertainty of Beta (ns), AlphaSigma that of Alpha;
 	// both must be finite and > 0.
 	Sigma, AlphaSigma float64
-	// SrcStart is Src's window start in Src's own clock (ns, may be < 0).
-	SrcStart int64
+	// SrcOrigin is the x origin of the fit in Src's own clock (ns, may be
+	// < 0): the protocol fits at the middle of Src's window.
+	SrcOrigin int64
 }
 
 // Input is one round's measurements.
@@ -32,7 +33,8 @@ type Input struct {
 	Round uint64
 	// Reference is the node whose clock defines global time g.
 	Reference int
-	// Origin is G0, the reference's window start in its own clock (ns).
+	// Origin is G0, the reference's fit origin in its own clock (ns): the
+	// middle of its window in the protocol.
 	Origin int64
 	// Nodes lists every node expected this round, in any order, without
 	// duplicates; it must include Reference.
@@ -44,13 +46,20 @@ type Input struct {
 // Options tune Solve. The zero value selects every default; negative
 // values other than MaxRejectRounds wrap ErrBadInput.
 type Options struct {
-	// MADThreshold rejects edges whose residual is more than this many
-	// robust σ (1.4826·MAD) from the median residual; 0 means 5.
-	MADThreshold float64
-	// MinRejectSigma additionally requires |residual| > MinRejectSigma·Sigma
-	// of the edge, so a consistent graph (MAD ≈ 0) rejects nothing; 0 means 4.
-	MinRejectSigma float64
-	// MaxRejectRounds bounds the rejection passes; 0 means 3 and a negative
+	// ConsistencyP is the p-value below which a fit is inconsistent: a χ²
+	// of the offset residuals that honest Sigmas would reach less often;
+	// 0 means 1e-3.
+	ConsistencyP float64
+	// RejectMargin is how much lower the χ² without a link must be than
+	// without any other link (in units of the remaining fit's χ²/DOF where
+	// that exceeds 1) for the link to be rejected; 0 means the χ² that one
+	// degree of freedom exceeds with probability ConsistencyP (10.8 at
+	// 1e-3).
+	RejectMargin float64
+	// Candidates is the number of links, those carrying the most χ², whose
+	// removal is tried; 0 means 8.
+	Candidates int
+	// MaxRejectRounds bounds the links rejected; 0 means 3 and a negative
 	// value turns rejection off.
 	MaxRejectRounds int
 	// ExactCovarianceLimit is the number of unknowns (component nodes less
@@ -68,14 +77,16 @@ type Options struct {
 type Model struct {
 	// Node is the node id.
 	Node int
-	// Origin is G0, the reference's window start (ns).
+	// Origin is G0, the reference's fit origin (ns).
 	Origin int64
 	// U is C_i(G0) − G0 in ns.
 	U float64
 	// Rate is dC_i/dg.
 	Rate float64
-	// Sigma is the 1σ uncertainty of U (ns).
-	Sigma float64
+	// Sigma is the 1σ uncertainty of U (ns), inflated to cover the
+	// round's inconsistency (see Consistency); FitSigma is the
+	// least-squares value it was inflated from.
+	Sigma, FitSigma float64
 	// RateSigma is the 1σ uncertainty of Rate.
 	RateSigma float64
 }
@@ -131,13 +142,15 @@ type RoundSummary struct {
 	Nodes []Model
 	// Edges holds one result per input edge, in input order.
 	Edges []EdgeResult
+	// Consistency is the goodness of fit of the offsets.
+	Consistency Consistency
 	// RMSResidual and MaxResidual (of |Residual|) are over kept edges, ns.
 	RMSResidual float64
 	MaxResidual float64
 	// Rejected counts the rejected edges.
 	Rejected int
-	// Passes counts the least-squares solves: 1 + the rejection passes
-	// that rejected something.
+	// Passes counts the solves of both problems: 1, and 2 when links were
+	// rejected (the solutions without them).
 	Passes int
 	// Components are the connected components of the kept edges, each
 	// sorted, the reference's first and then by smallest node; it has one

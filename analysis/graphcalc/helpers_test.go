@@ -35,7 +35,7 @@ func (c clocks) edge(i, j int, sigma, alphaSigma float64) graphcalc.Edge {
 	g := (float64(s) - c.a[i]) / c.r[i]
 	return graphcalc.Edge{
 		Src: i, Dst: j, Alpha: c.r[j]/c.r[i] - 1, Beta: c.a[j] + c.r[j]*g - float64(s),
-		Sigma: sigma, AlphaSigma: alphaSigma, SrcStart: s,
+		Sigma: sigma, AlphaSigma: alphaSigma, SrcOrigin: s,
 	}
 }
 

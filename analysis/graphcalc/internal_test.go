@@ -3,68 +3,66 @@ package graphcalc
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
-// TestRejectPassBridges pins the bridge rule on fabricated residuals:
-// rows whose removal would disconnect the graph are kept however large
-// their residual.
-func TestRejectPassBridges(t *testing.T) {
+// TestRejectCutsAndLoops pins the rejection rules on fabricated rows
+// (x_i = 100·i, every Sigma 1 ns, the listed rows corrupted by 1 ms): a
+// link whose removal would disconnect the graph is never removed, though
+// one of its two directions may go alone; in a single loop no link stands
+// out and none is rejected; in a mesh the corrupted link goes.
+func TestRejectCutsAndLoops(t *testing.T) {
+	both := func(ls ...[2]int32) [][2]int32 {
+		var out [][2]int32
+		for _, l := range ls {
+			out = append(out, l, [2]int32{l[1], l[0]})
+		}
+		return out
+	}
+	ring6 := both([2]int32{0, 1}, [2]int32{1, 2}, [2]int32{2, 3}, [2]int32{3, 4}, [2]int32{4, 5}, [2]int32{5, 0})
 	for _, tc := range []struct {
 		name  string
 		n     int
 		links [][2]int32
-		res   map[int]float64 // fabricated residuals, ns (others 0)
-		want  []bool          // kept after the pass
+		bad   map[int]float64 // row → added to its t
+		want  []int           // rows rejected
 	}{
-		{
-			// A one-way ring: no row is a bridge until one goes, and then
-			// every other row is one.
-			name:  "ring",
-			n:     6,
-			links: [][2]int32{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 0}},
-			res:   map[int]float64{1: 1000, 4: 900},
-			want:  []bool{true, false, true, true, true, true},
-		},
-		{
-			// A triangle with a pendant node 3 hung on one row.
-			name:  "pendant",
-			n:     4,
-			links: [][2]int32{{0, 1}, {1, 2}, {2, 0}, {2, 3}},
-			res:   map[int]float64{3: 1e6},
-			want:  []bool{true, true, true, true},
-		},
-		{
-			// The pendant node hung on two rows: one of them may go.
-			name:  "pendant-pair",
-			n:     4,
-			links: [][2]int32{{0, 1}, {1, 2}, {2, 0}, {2, 3}, {3, 2}},
-			res:   map[int]float64{3: 1e6, 4: 1e6},
-			want:  []bool{true, true, true, false, true},
-		},
+		{"one-way ring", 6, [][2]int32{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 0}}, map[int]float64{1: 1e6}, nil},
+		// An asymmetric link: both directions see the same bias.
+		{"ring both ways, one link", 6, ring6, map[int]float64{4: 1e6, 5: -1e6}, nil},
+		{"ring both ways, one direction", 6, ring6, map[int]float64{4: 1e6}, []int{4}},
+		// The two directions of a pendant link disagree: either may be
+		// wrong, and removing both would cut node 3 off.
+		{"pendant pair", 4, [][2]int32{{0, 1}, {1, 2}, {2, 0}, {2, 3}, {3, 2}}, map[int]float64{3: 1e6}, nil},
+		{"mesh4 link", 4, both([2]int32{0, 1}, [2]int32{0, 2}, [2]int32{0, 3}, [2]int32{1, 2}, [2]int32{1, 3}, [2]int32{2, 3}), map[int]float64{6: 1e6, 7: -1e6}, []int{6, 7}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			all := newRows(len(tc.links))
 			for e, l := range tc.links {
-				all.add(l[0], l[1], 1, 1, 0, e)
+				tv := 100 * float64(l[1]-l[0])
+				tv += tc.bad[e]
+				all.add(l[0], l[1], 1, 1, tv, e)
 			}
-			res, sigma := make([]float64, len(tc.links)), make([]float64, len(tc.links))
 			kept := make([]bool, len(tc.links))
-			for e := range res {
-				res[e], sigma[e], kept[e] = tc.res[e], 1, true
+			for e := range kept {
+				kept[e] = true
 			}
-			got := rejectPass(tc.n, 0, &all, sigma, res, make([]float64, tc.n), kept, 5, 4)
-			want := 0
-			for e, k := range tc.want {
+			o, _ := Options{}.withDefaults()
+			f := &fitter{n: tc.n, ref: 0, all: &all, kept: kept, o: o}
+			x := make([]float64, tc.n)
+			if err := newSystem(tc.n, 0, &all, kept).solve(x); err != nil {
+				t.Fatal(err)
+			}
+			f.reject(x)
+			var got []int
+			for e, k := range kept {
 				if !k {
-					want++
-				}
-				if kept[e] != k {
-					t.Errorf("row %d: kept %v, want %v", e, kept[e], k)
+					got = append(got, e)
 				}
 			}
-			if got != want {
-				t.Errorf("rejected %d, want %d", got, want)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("rejected rows %v, want %v", got, tc.want)
 			}
 		})
 	}

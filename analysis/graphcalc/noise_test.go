@@ -67,7 +67,7 @@ func TestLoopInconsistency(t *testing.T) {
 		in := graphcalc.Input{Round: 4, Reference: 0, Origin: 5000, Nodes: []int{0, 1, 2}}
 		for k, beta := range []float64{100, 200, -250} {
 			in.Edges = append(in.Edges, graphcalc.Edge{
-				Src: k, Dst: (k + 1) % 3, Beta: beta, Sigma: sig[k], AlphaSigma: 1e-9, SrcStart: int64(1000 * k),
+				Src: k, Dst: (k + 1) % 3, Beta: beta, Sigma: sig[k], AlphaSigma: 1e-9, SrcOrigin: int64(1000 * k),
 			})
 		}
 		s, err := graphcalc.Solve(in, o)
@@ -95,7 +95,7 @@ func TestLoopInconsistency(t *testing.T) {
 // solve: at every node but the reference, Σ w·r·∂(row)/∂u_i = 0 over its
 // kept edges (w = 1/Sigma², ∂ = +1 as Dst and −(1+Alpha) as Src), to the
 // solver's relative tolerance against the size of the terms w·t of the
-// right-hand side (t = Alpha·(G0 − SrcStart) + Beta, up to ±1 s here).
+// right-hand side (t = Alpha·(G0 − SrcOrigin) + Beta, up to ±1 s here).
 func TestNormalEquations(t *testing.T) {
 	g := randomRegular(t, 200, 5, 23)
 	c := newClocks(g.n, rand.New(rand.NewPCG(41, 42)))
@@ -109,7 +109,7 @@ func TestNormalEquations(t *testing.T) {
 		wr := s.Edges[k].Residual / (e.Sigma * e.Sigma)
 		grad[e.Dst] += wr
 		grad[e.Src] -= (1 + e.Alpha) * wr
-		wt := math.Abs(e.Alpha*float64(in.Origin-e.SrcStart)+e.Beta) / (e.Sigma * e.Sigma)
+		wt := math.Abs(e.Alpha*float64(in.Origin-e.SrcOrigin)+e.Beta) / (e.Sigma * e.Sigma)
 		scale[e.Dst] += wt
 		scale[e.Src] += wt
 	}

@@ -63,7 +63,7 @@ func solveComponent(in Input, o Options, ends [][2]int32, label []int32, sum *Ro
 		}
 		i, j := local[ends[e][0]], local[ends[e][1]]
 		rate.add(i, j, 1, 1/(ed.AlphaSigma*ed.AlphaSigma), math.Log1p(ed.Alpha), e)
-		t := ed.Alpha*diff(in.Origin, ed.SrcStart) + ed.Beta
+		t := ed.Alpha*diff(in.Origin, ed.SrcOrigin) + ed.Beta
 		off.add(i, j, 1+ed.Alpha, 1/(ed.Sigma*ed.Sigma), t, e)
 		sigma = append(sigma, ed.Sigma)
 	}
@@ -88,27 +88,29 @@ func solveComponent(in Input, o Options, ends [][2]int32, label []int32, sum *Ro
 	if err := solveBoth(); err != nil {
 		return err
 	}
-	res := residuals(&off, xo)
-	for round := 0; round < o.MaxRejectRounds; round++ {
-		if rejectPass(n, ref, &off, sigma, res, xo, kept, o.MADThreshold, o.MinRejectSigma) == 0 {
-			break
-		}
+	f := &fitter{n: n, ref: ref, all: &off, kept: kept, o: o}
+	if f.reject(xo) > 0 {
 		rsys, osys = newSystem(n, ref, &rate, kept), newSystem(n, ref, &off, kept)
 		if err := solveBoth(); err != nil {
 			return err
 		}
-		res = residuals(&off, xo)
 	}
+	res := residuals(&off, xo)
 	vr, vo, err := variances(rsys, osys, o)
 	if err != nil {
 		return err
 	}
+	con, extra := f.assess(&rate, xo, xr, comp)
+	sum.Consistency = con
 	sum.Nodes = make([]Model, n)
 	for i, id := range comp {
 		r := math.Exp(xr[i])
+		fit := math.Sqrt(vo[i])
 		sum.Nodes[i] = Model{
 			Node: id, Origin: in.Origin, U: xo[i], Rate: r,
-			Sigma: math.Sqrt(vo[i]), RateSigma: r * math.Sqrt(vr[i]),
+			Sigma:     math.Sqrt(vo[i]*con.Scale*con.Scale + extra[i]),
+			FitSigma:  fit,
+			RateSigma: r * math.Sqrt(vr[i]) * con.RateScale,
 		}
 	}
 	var ss float64
@@ -159,20 +161,22 @@ func diff(a, b int64) float64 {
 // withDefaults fills the zero options and rejects negative ones.
 func (o Options) withDefaults() (Options, error) {
 	switch {
-	case !(o.MADThreshold >= 0) || math.IsInf(o.MADThreshold, 0):
-		return o, fmt.Errorf("option MADThreshold is %v, want finite ≥ 0: %w", o.MADThreshold, ErrBadInput)
-	case !(o.MinRejectSigma >= 0) || math.IsInf(o.MinRejectSigma, 0):
-		return o, fmt.Errorf("option MinRejectSigma is %v, want finite ≥ 0: %w", o.MinRejectSigma, ErrBadInput)
+	case !(o.ConsistencyP >= 0 && o.ConsistencyP < 1):
+		return o, fmt.Errorf("option ConsistencyP is %v, want in [0, 1): %w", o.ConsistencyP, ErrBadInput)
+	case !(o.RejectMargin >= 0) || math.IsInf(o.RejectMargin, 0):
+		return o, fmt.Errorf("option RejectMargin is %v, want finite ≥ 0: %w", o.RejectMargin, ErrBadInput)
+	case o.Candidates < 0:
+		return o, fmt.Errorf("option Candidates is %d, want ≥ 0: %w", o.Candidates, ErrBadInput)
 	case o.ExactCovarianceLimit < 0:
 		return o, fmt.Errorf("option ExactCovarianceLimit is %d, want ≥ 0: %w", o.ExactCovarianceLimit, ErrBadInput)
 	case o.SketchDim < 0:
 		return o, fmt.Errorf("option SketchDim is %d, want ≥ 0: %w", o.SketchDim, ErrBadInput)
 	}
-	if o.MADThreshold == 0 {
-		o.MADThreshold = 5
+	if o.ConsistencyP == 0 {
+		o.ConsistencyP = 1e-3
 	}
-	if o.MinRejectSigma == 0 {
-		o.MinRejectSigma = 4
+	if o.Candidates == 0 {
+		o.Candidates = 8
 	}
 	if o.MaxRejectRounds == 0 {
 		o.MaxRejectRounds = 3

@@ -17,9 +17,14 @@ func metaLine(file string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-const goodOffset = `{"type":"offset","round_id":1,"window_id":1,"window_start_ns":-5,"window_end_ns":9,"node_id":2,"offset_ns":1.5,"drift_ppm":-3,"uncertainty_ns":7}`
+const goodOffset = `{"type":"offset","round_id":1,"window_id":1,"window_start_ns":-5,"window_end_ns":9,"node_id":2,"offset_ns":1.5,"drift_ppm":-3,"uncertainty_ns":7,"drift_uncertainty_ppm":0.5}`
 
 const goodEdge = `{"type":"edge","round_id":1,"window_id":1,"src":0,"dst":1,"alpha":1e-6,"beta_ns":-4,"sigma_ns":2,"pairs_count":9,"lost_count":0}`
+
+const goodRound = `{"type":"round","round_id":1,"window_id":1,"sequence_number":1,"reported":[0,1],"missing":[],"solved_nodes":2,"rms_residual_ns":1,"max_residual_ns":2,"rejected_edges":0,"window_ns":4000000000,"gather_wait_ns":5,"end_to_start_ns":6,"sequence_skew_ns":7,"retries":0,"message_bytes":100,"chi2":3.5,"chi2_dof":2,"p_value":0.17,"birge_ratio":1.3}`
+
+// schema1Hint is what the readers add to a schema 1 refusal.
+const schema1Hint = " (written before clock steps and the drift's uncertainty were recorded; regenerate it: chronosync estimate RUN_DIR re-solves a run from its probes.bin)"
 
 // lines joins lines, each with its newline.
 func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
@@ -45,12 +50,19 @@ func TestReadErrors(t *testing.T) {
 		{"empty file", "", `offsets.jsonl:1: expected a meta line, got an empty file`},
 		{"torn meta", om, `offsets.jsonl:1: expected a meta line, got a torn line with no trailing newline`},
 		{"no meta", lines(goodOffset), `offsets.jsonl:1: type: expected "meta", got "offset"`},
-		{"schema", lines(with(om, "schema", "2")), `offsets.jsonl:1: schema: expected 1, got 2`},
+		{"schema 3", lines(with(om, "schema", "3")), `offsets.jsonl:1: schema: expected 2, got 3`},
+		{"schema 1", lines(with(om, "schema", "1")), `offsets.jsonl:1: schema: expected 2, got 1` + schema1Hint},
+		{"schema 1 without uncertainty", lines(with(with(om, "schema", "1"), "uncertainty", "")), `offsets.jsonl:1: schema: expected 2, got 1` + schema1Hint},
+		{"schema 0", lines(with(om, "schema", "0")), `offsets.jsonl:1: schema: expected 2, got 0`},
 		{"schema string", lines(with(om, "schema", `"1"`)), `offsets.jsonl:1: schema: expected an integer, got "1"`},
+		{"schema null", lines(with(om, "schema", `null`)), `offsets.jsonl:1: schema: expected an integer, got null`},
+		{"no schema", lines(with(om, "schema", "")), `offsets.jsonl:1: missing field "schema"`},
 		{"file kind", lines(rm), `offsets.jsonl:1: file: expected "offsets", got "rounds"`},
 		{"units", lines(with(om, "units", `"us"`)), `offsets.jsonl:1: units: expected "ns", got "us"`},
 		{"mode", lines(with(om, "mode", `"lazy"`)), `offsets.jsonl:1: mode: expected "rounds", "windows" or "consensus", got "lazy"`},
 		{"model", lines(with(om, "model", `"global = local"`)), `offsets.jsonl:1: model: expected "` + Model + `", got "global = local"`},
+		{"uncertainty", lines(with(om, "uncertainty", `"sigma_ns = uncertainty_ns"`)), `offsets.jsonl:1: uncertainty: expected "` + UncertaintyModel + `", got "sigma_ns = uncertainty_ns"`},
+		{"no uncertainty", lines(with(om, "uncertainty", "")), `offsets.jsonl:1: missing field "uncertainty"`},
 		{"reference", lines(with(om, "reference_node", "-1")), `offsets.jsonl:1: reference_node: expected a non-negative integer, got -1`},
 		{"meta missing", lines(with(om, "estimator", "")), `offsets.jsonl:1: missing field "estimator"`},
 		{"meta unknown", lines(strings.Replace(om, "{", `{"extra":1,`, 1)), `offsets.jsonl:1: unknown field "extra" for type "meta"`},
@@ -89,7 +101,9 @@ func TestReadErrors(t *testing.T) {
 		{"edge missing", lines(rm, with(goodEdge, "sigma_ns", "")), `rounds.jsonl:2: missing field "sigma_ns"`},
 		{"round array", lines(rm, `{"type":"round","reported":[1,"a"]}`), `rounds.jsonl:2: reported: expected an array of integers, got [1,"a"]`},
 		{"round null", lines(rm, `{"type":"round","missing":null}`), `rounds.jsonl:2: missing: expected an array of integers, got null`},
-		{"round missing", lines(rm, `{"type":"round","round_id":1}`), `rounds.jsonl:2: missing fields "window_id", "sequence_number", "reported", "missing", "solved_nodes", "rms_residual_ns", "max_residual_ns", "rejected_edges", "window_ns", "gather_wait_ns", "end_to_start_ns", "sequence_skew_ns", "retries", "message_bytes"`},
+		{"round missing", lines(rm, `{"type":"round","round_id":1}`), `rounds.jsonl:2: missing fields "window_id", "sequence_number", "reported", "missing", "solved_nodes", "rms_residual_ns", "max_residual_ns", "rejected_edges", "window_ns", "gather_wait_ns", "end_to_start_ns", "sequence_skew_ns", "retries", "message_bytes", "chi2", "chi2_dof", "p_value", "birge_ratio"`},
+		{"round chi2_dof", lines(rm, with(goodRound, "chi2_dof", "-1")), `rounds.jsonl:2: chi2_dof: expected a non-negative integer, got -1`},
+		{"round warning", lines(rm, strings.Replace(goodRound, "}", `,"warning":7}`, 1)), `rounds.jsonl:2: warning: expected a string, got 7`},
 	}
 	for _, tc := range roundCases {
 		_, _, _, err := DecodeRounds(strings.NewReader(tc.in), "rounds.jsonl")
@@ -112,12 +126,13 @@ func check(t *testing.T, name string, err error, want string) {
 
 func TestGoodLinesRead(t *testing.T) {
 	info, offs, err := DecodeOffsets(strings.NewReader(lines(metaLine(FileOffsets), goodOffset)), "o")
-	if err != nil || info.Lines != 2 || len(offs) != 1 || offs[0].OffsetNS != 1.5 {
+	if err != nil || info.Lines != 2 || len(offs) != 1 || offs[0].OffsetNS != 1.5 || offs[0].DriftUncertaintyPPM != 0.5 || offs[0].Steps != nil {
 		t.Errorf("%+v %+v %v", info, offs, err)
 	}
-	_, edges, _, err := DecodeRounds(strings.NewReader(lines(metaLine(FileRounds), goodEdge)), "r")
-	if err != nil || len(edges) != 1 || edges[0].Residual != nil {
-		t.Errorf("%+v %v", edges, err)
+	_, edges, rounds, err := DecodeRounds(strings.NewReader(lines(metaLine(FileRounds), goodEdge, goodRound)), "r")
+	if err != nil || len(edges) != 1 || edges[0].Residual != nil || len(rounds) != 1 ||
+		rounds[0].Chi2 != 3.5 || rounds[0].Chi2DOF != 2 || rounds[0].PValue != 0.17 || rounds[0].BirgeRatio != 1.3 || rounds[0].Inconsistent {
+		t.Errorf("%+v %+v %v", edges, rounds, err)
 	}
 }
 

@@ -93,6 +93,19 @@ func NewIndex(offs []Offset) *Index {
 	return ix
 }
 
+// Records returns node's records, ordered by window start (then round,
+// then their order in the input). The slice is the index's own: do not
+// modify it.
+func (ix *Index) Records(node int) []Offset {
+	if n := ix.nodes[node]; n != nil {
+		return n.offs
+	}
+	return nil
+}
+
+// Has reports whether the index holds a record of node.
+func (ix *Index) Has(node int) bool { return ix.nodes[node] != nil }
+
 // Lookup returns what the function Lookup returns for the indexed records.
 func (ix *Index) Lookup(node int, local int64) (Offset, bool) {
 	o, covered, _ := ix.LookupUntil(node, local)

@@ -3,6 +3,7 @@ package offsets
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -70,7 +71,7 @@ func TestIndexMatchesLookup(t *testing.T) {
 			}
 			a, aok := Lookup(offs, node, local)
 			b, bok := ix.Lookup(node, local)
-			if a != b || aok != bok {
+			if !reflect.DeepEqual(a, b) || aok != bok {
 				t.Fatalf("node %d at %d: Lookup %+v %v, Index %+v %v\nrecords %+v", node, local, a, aok, b, bok, offs)
 			}
 		}
@@ -90,14 +91,14 @@ func TestLookupUntil(t *testing.T) {
 		ix := NewIndex(offs)
 		for local := int64(-5); local < 150; local++ {
 			o, covered, until := ix.LookupUntil(1, local)
-			if want, wantCov := ix.Lookup(1, local); o != want || covered != wantCov {
+			if want, wantCov := ix.Lookup(1, local); !reflect.DeepEqual(o, want) || covered != wantCov {
 				t.Fatalf("trial %d, %d: LookupUntil %v %v, Lookup %v %v", trial, local, o, covered, want, wantCov)
 			}
 			if !covered && until != local+1 {
 				t.Fatalf("trial %d, %d: not covered but until %d", trial, local, until)
 			}
 			for s := local; s < until; s++ {
-				if got, _ := Lookup(offs, 1, s); got != o {
+				if got, _ := Lookup(offs, 1, s); !reflect.DeepEqual(got, o) {
 					t.Fatalf("trial %d: LookupUntil(%d) = %+v until %d, but Lookup(%d) = %+v", trial, local, o, until, s, got)
 				}
 			}

@@ -19,12 +19,16 @@
 // # Reading
 //
 // The readers are strict: the first line must be the Meta of the expected
-// file with schema 1; every line must be one JSON object with a known "type",
-// every field of the record and no other; a value of the wrong kind is an
-// error. Errors are *LineError values that name FILE:LINE and what was
-// expected, e.g.
+// file with schema 2 (Schema); a file of schema 1, written before clock
+// steps and the drift's uncertainty were recorded, is refused with how to
+// regenerate it. Every line must be one JSON object with a known "type",
+// every field of the record and no other, and so must each step of an
+// Offset's "steps"; a value of the wrong kind, or out of range (see
+// Offset.Check), is an error. Errors are *LineError values that name
+// FILE:LINE, the field's path and what was expected, e.g.
 //
 //	offsets.jsonl:7: offset_ns: expected a number, got "abc"
+//	offsets.jsonl:3: steps[1].size_ns: expected a number, got "x"
 //
 // A final line with no trailing newline, torn by a crash, is ignored and
 // reported in Info.Torn.
@@ -33,7 +37,10 @@ package offsets
 import "math"
 
 // Schema is the version of the format this package reads and writes.
-const Schema = 1
+// Schema 2 added the drift's uncertainty, the offset's uncertainty at the
+// window's middle (schema 1: at its start) and clock steps; a reader of
+// schema 1 refuses it, and this one refuses schema 1.
+const Schema = 2
 
 // File kinds, the values of Meta.File.
 const (
@@ -50,7 +57,11 @@ const (
 
 // Model is the value of Meta.Model: how an Offset maps a node's clock to the
 // global one (see Offset.Global).
-const Model = "global_ns = local_ns - offset_ns - drift_ppm*1e-6*(local_ns - window_start_ns)"
+const Model = "global_ns = local_ns - offset_ns - drift_ppm*1e-6*(local_ns - window_start_ns) - sum(size_ns of the steps the reading is after)"
+
+// UncertaintyModel is the value of Meta.Uncertainty: the 1σ uncertainty of
+// a record's global time (see Offset.SigmaAt).
+const UncertaintyModel = "sigma_ns = sqrt(uncertainty_ns^2 + (drift_uncertainty_ppm*1e-6*(local_ns - (window_start_ns + window_end_ns)/2))^2 + sum(size_uncertainty_ns^2 of the steps the reading is after) + sum(size_ns^2 of the steps whose at_ns is within at_uncertainty_ns of it))"
 
 // Meta is the first line of both files.
 type Meta struct {
@@ -63,6 +74,8 @@ type Meta struct {
 	Estimator string `json:"estimator"`      // the per-edge estimator
 	Mode      string `json:"mode"`           // ModeRounds, ModeWindows or ModeConsensus
 	Model     string `json:"model"`          // Model
+	// Uncertainty is UncertaintyModel.
+	Uncertainty string `json:"uncertainty"`
 }
 
 // Offset is one node's clock model for one round (type "offset").
@@ -75,15 +88,68 @@ type Offset struct {
 	NodeID        int     `json:"node_id"`
 	OffsetNS      float64 `json:"offset_ns"` // node clock minus global at window_start_ns
 	DriftPPM      float64 `json:"drift_ppm"` // node clock rate minus global rate, in ppm
-	UncertaintyNS float64 `json:"uncertainty_ns"`
+	// UncertaintyNS is the 1σ uncertainty of the offset at the window's
+	// middle, (window_start_ns + window_end_ns)/2; DriftUncertaintyPPM that
+	// of drift_ppm. See SigmaAt.
+	UncertaintyNS       float64 `json:"uncertainty_ns"`
+	DriftUncertaintyPPM float64 `json:"drift_uncertainty_ppm"`
+	// Steps are the node's clock steps inside the window, in clock order:
+	// readings after a step are SizeNS further ahead of global time than
+	// the model before it says.
+	Steps []Step `json:"steps,omitempty"`
+}
+
+// Step is a step of a node's clock inside a window.
+type Step struct {
+	// AtNS is the node's clock reading, before the step, at which it
+	// stepped: the middle of the interval the probes bracket it in, whose
+	// half-width is AtUncertaintyNS.
+	AtNS            int64   `json:"at_ns"`
+	AtUncertaintyNS float64 `json:"at_uncertainty_ns"`
+	// SizeNS is how far the clock jumped (positive: forward), with its 1σ
+	// uncertainty.
+	SizeNS            float64 `json:"size_ns"`
+	SizeUncertaintyNS float64 `json:"size_uncertainty_ns"`
 }
 
 // Global maps local, a reading of the node's clock, to global time by
-// Model: local − OffsetNS − DriftPPM·1e-6·(local − WindowStartNS). The
+// Model: GlobalAfter(local, o.StepsBefore(local)).
+func (o Offset) Global(local int64) float64 {
+	return o.GlobalAfter(local, o.StepsBefore(local))
+}
+
+// StepsBefore counts the steps of o a reading local comes after: those
+// whose AtNS it has reached, in order. A backward step makes the clock read
+// some values twice, before and after it; such a reading is taken as
+// before (SigmaAt covers the doubt near a step).
+func (o Offset) StepsBefore(local int64) int {
+	n := 0
+	for _, s := range o.Steps {
+		if local < s.AtNS {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// GlobalAfter maps local, a reading taken after the first n steps of o,
+// to global time: base(local) − the sizes of those steps, where base is
+// local − OffsetNS − DriftPPM·1e-6·(local − WindowStartNS).
+func (o Offset) GlobalAfter(local int64, n int) float64 {
+	g := o.base(local)
+	for _, s := range o.Steps[:max(0, min(n, len(o.Steps)))] {
+		g -= s.SizeNS
+	}
+	return g
+}
+
+// base is the model before any step: local − OffsetNS − DriftPPM·1e-6·(local
+// − WindowStartNS). The
 // difference local − WindowStartNS is taken in integers and the result
 // rounded once, as far as float64 allows, so that the answer stays within
 // about half a unit in the last place even for local ≈ 1e18.
-func (o Offset) Global(local int64) float64 {
+func (o Offset) base(local int64) float64 {
 	d, ok := sub(local, o.WindowStartNS)
 	df := float64(d)
 	if !ok {
@@ -147,4 +213,46 @@ type Round struct {
 	SequenceSkewNS int64   `json:"sequence_skew_ns"`
 	Retries        int     `json:"retries"`
 	MessageBytes   int     `json:"message_bytes"`
+	// Chi2 over Chi2DOF degrees of freedom, PValue and BirgeRatio are the
+	// goodness of fit of the round's offsets (see graphcalc.Consistency);
+	// Inconsistent says its loops do not close within their uncertainty,
+	// and Warning says how (the worst loops, the suspect links) and that
+	// the uncertainties were inflated to cover it.
+	Chi2         float64 `json:"chi2"`
+	Chi2DOF      int     `json:"chi2_dof"`
+	PValue       float64 `json:"p_value"`
+	BirgeRatio   float64 `json:"birge_ratio"`
+	Inconsistent bool    `json:"inconsistent,omitempty"`
+	Warning      string  `json:"warning,omitempty"`
+}
+
+// SigmaAt returns the 1σ uncertainty, in ns, of Global(local): the
+// offset's uncertainty at the window's middle, the drift's carried from
+// there, each step's size uncertainty for the steps the reading is after,
+// and, for a reading within AtUncertaintyNS of a step, that step's whole
+// size, since which side of it the reading lies is not known.
+func (o Offset) SigmaAt(local int64) float64 {
+	v := o.variance(local, o.StepsBefore(local))
+	for _, s := range o.Steps {
+		if math.Abs(float64(local)-float64(s.AtNS)) <= s.AtUncertaintyNS {
+			v += s.SizeNS * s.SizeNS
+		}
+	}
+	return math.Sqrt(v)
+}
+
+// SigmaAfter is the 1σ uncertainty of GlobalAfter(local, n).
+func (o Offset) SigmaAfter(local int64, n int) float64 {
+	return math.Sqrt(o.variance(local, n))
+}
+
+// variance is the variance of GlobalAfter(local, n), ns².
+func (o Offset) variance(local int64, n int) float64 {
+	mid := float64(o.WindowStartNS)/2 + float64(o.WindowEndNS)/2
+	d := o.DriftUncertaintyPPM * 1e-6 * (float64(local) - mid)
+	v := o.UncertaintyNS*o.UncertaintyNS + d*d
+	for _, s := range o.Steps[:max(0, min(n, len(o.Steps)))] {
+		v += s.SizeUncertaintyNS * s.SizeUncertaintyNS
+	}
+	return v
 }

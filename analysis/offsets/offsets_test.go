@@ -19,7 +19,7 @@ func testMeta(file string) Meta {
 // full is testMeta as the writer completes it.
 func full(file string) Meta {
 	m := testMeta(file)
-	m.Type, m.Schema, m.Units, m.Model = "meta", Schema, "ns", Model
+	m.Type, m.Schema, m.Units, m.Model, m.Uncertainty = "meta", Schema, "ns", Model, UncertaintyModel
 	return m
 }
 
@@ -29,11 +29,19 @@ func randomOffsets(rng *rand.Rand, rounds, nodes int) [][]any {
 		var round []any
 		for n := range nodes {
 			start := rng.Int64N(2e18) - 1e18
-			round = append(round, Offset{
+			o := Offset{
 				Type: "offset", RoundID: uint64(r), WindowID: uint64(r) * 3, WindowStartNS: start,
 				WindowEndNS: start + 1e9, NodeID: n, OffsetNS: rng.NormFloat64() * 5e7,
 				DriftPPM: rng.NormFloat64() * 50, UncertaintyNS: rng.ExpFloat64() * 100,
-			})
+				DriftUncertaintyPPM: rng.ExpFloat64() * 0.01,
+			}
+			at := start
+			for range rng.IntN(4) / 2 * rng.IntN(3) { // mostly none, up to two
+				at += 1 + rng.Int64N(4e8)
+				o.Steps = append(o.Steps, Step{AtNS: at, AtUncertaintyNS: rng.ExpFloat64() * 1e4,
+					SizeNS: rng.NormFloat64() * 1e6, SizeUncertaintyNS: rng.ExpFloat64() * 50})
+			}
+			round = append(round, o)
 		}
 		out = append(out, round)
 	}
@@ -58,7 +66,11 @@ func randomRounds(rng *rand.Rand, rounds, edges int) [][]any {
 		rd := Round{Type: "round", RoundID: uint64(r), WindowID: uint64(r), SequenceNumber: uint64(r) + 7,
 			Reported: []int{0, 1, 2}, Missing: []int{}, Solved: 3, RMSResidualNS: rng.ExpFloat64(),
 			MaxResidualNS: 9.5, Rejected: 1, WindowNS: 1e9, GatherWaitNS: -3, EndToStartNS: 4e6,
-			SequenceSkewNS: 12, Retries: 1, MessageBytes: 4096}
+			SequenceSkewNS: 12, Retries: 1, MessageBytes: 4096,
+			Chi2: rng.ExpFloat64() * 10, Chi2DOF: rng.IntN(20), PValue: rng.Float64(), BirgeRatio: rng.ExpFloat64()}
+		if r%3 == 1 {
+			rd.Inconsistent, rd.Warning = true, "inconsistent loops: χ² 93.1 over 12 degrees of freedom; uncertainties inflated"
+		}
 		if r%4 == 3 {
 			rd.Error = "graph is disconnected: nodes [5 6] unreachable from the reference 0"
 			rd.Missing = []int{5, 6}
@@ -194,9 +206,9 @@ func TestWriteFailureSticks(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.fail = errors.New("disk full")
-	first := w.Append(Offset{NodeID: 1})
+	first := w.Append(Offset{NodeID: 1, WindowEndNS: 1})
 	c.fail = nil
-	if first == nil || w.Append(Offset{NodeID: 2}) != first {
+	if first == nil || w.Append(Offset{NodeID: 2, WindowEndNS: 1}) != first {
 		t.Errorf("errors %v then not the same", first)
 	}
 	if c.writes != 2 {
@@ -228,7 +240,7 @@ func TestAppendRefuses(t *testing.T) {
 					t.Errorf("%s: panic %v", name, p)
 				}
 			}()
-			if err := w.Append(Offset{NodeID: 1}, rec); err == nil {
+			if err := w.Append(Offset{NodeID: 1, WindowEndNS: 1}, rec); err == nil {
 				t.Errorf("%s: accepted", name)
 			} else if !strings.HasPrefix(err.Error(), "offsets: Append: record 1: ") {
 				t.Errorf("%s: error %q does not name the record", name, err)
@@ -241,8 +253,10 @@ func TestAppendRefuses(t *testing.T) {
 	for name, m := range map[string]Meta{
 		"no file kind": {Mode: ModeRounds},
 		"no mode":      {File: FileOffsets},
-		"schema 2":     {File: FileOffsets, Mode: ModeRounds, Schema: 2},
+		"schema 1":     {File: FileOffsets, Mode: ModeRounds, Schema: 1},
+		"schema 3":     {File: FileOffsets, Mode: ModeRounds, Schema: 3},
 		"other model":  {File: FileOffsets, Mode: ModeRounds, Model: "global = local"},
+		"other σ":      {File: FileOffsets, Mode: ModeRounds, Uncertainty: "sigma_ns = uncertainty_ns"},
 	} {
 		if _, err := NewWriter(&countingWriter{}, m); err == nil {
 			t.Errorf("meta with %s accepted", name)

@@ -79,7 +79,6 @@ func decode(r io.Reader, name, file string, specs map[string]*recordSpec, expect
 	var info Info
 	br := bufio.NewReaderSize(r, 64<<10)
 	lineErr := func(msg string) error { return &LineError{File: name, Line: info.Lines + 1, Msg: msg} }
-	metaSpecs := map[string]*recordSpec{"meta": metaSpec}
 	for {
 		line, err := readLine(br)
 		if err == io.EOF {
@@ -102,13 +101,8 @@ func decode(r io.Reader, name, file string, specs map[string]*recordSpec, expect
 			return info, fmt.Errorf("%s: %w", name, err)
 		}
 		if info.Lines == 0 {
-			rec, err := decodeRecord(line, metaSpecs, `"meta"`)
-			if err != nil {
+			if info.Meta, err = decodeMeta(line, file); err != nil {
 				return info, lineErr(err.Error())
-			}
-			info.Meta = *rec.(*Meta)
-			if msg := checkMeta(info.Meta, file); msg != "" {
-				return info, lineErr(msg)
 			}
 		} else {
 			rec, err := decodeRecord(line, specs, expected)

@@ -25,6 +25,7 @@ var nonNegative = map[string]bool{
 	"reference_node": true, "node_id": true, "src": true, "dst": true,
 	"pairs_count": true, "lost_count": true, "solved_nodes": true,
 	"rejected_edges": true, "retries": true, "message_bytes": true,
+	"chi2_dof": true,
 }
 
 // fieldSpec is one JSON field of a record.
@@ -33,6 +34,7 @@ type fieldSpec struct {
 	index    int
 	optional bool   // omitempty: may be absent
 	want     string // what a value must be, for messages
+	steps    bool   // a []Step, decoded by decodeSteps
 }
 
 // recordSpec is the JSON shape of one record type.
@@ -63,6 +65,8 @@ func specOf(v any) *recordSpec {
 			fs.want = "a string"
 		case k == reflect.Bool:
 			fs.want = "true or false"
+		case f.Type == reflect.TypeFor[[]Step]():
+			fs.want, fs.steps = "an array of steps", true
 		case k == reflect.Slice:
 			fs.want = "an array of integers"
 		default:
@@ -79,6 +83,7 @@ var (
 	offsetSpec = specOf(Offset{})
 	edgeSpec   = specOf(Edge{})
 	roundSpec  = specOf(Round{})
+	stepSpec   = specOf(Step{})
 )
 
 // member is one name and value of a JSON object, in the order of the line.
@@ -169,20 +174,50 @@ func decodeRecord(line []byte, specs map[string]*recordSpec, expected string) (a
 		return nil, errors.New(`missing field "type"`)
 	}
 	v := reflect.New(spec.typ)
+	if err := decodeFields(ms, spec, v.Elem(), "", typ); err != nil {
+		return nil, err
+	}
+	if msg := checkRecord(v.Interface()); msg != "" {
+		return nil, errors.New(msg)
+	}
+	return v.Interface(), nil
+}
+
+// decodeFields decodes the members ms of an object into v, a value of
+// spec's type: every field of spec (but the optional ones) and no other,
+// each of its kind. For a record, path is "" and typ its type; for an
+// object inside one, path names it in messages (e.g. "steps[1]":
+// `steps[1].size_ns: expected a number, got "x"`) and typ is "".
+func decodeFields(ms []member, spec *recordSpec, v reflect.Value, path, typ string) error {
+	in, name := errors.New, func(f string) string { return f }
+	if path != "" {
+		in = func(msg string) error { return errors.New(path + ": " + msg) }
+		name = func(f string) string { return path + "." + f }
+	}
 	present := make([]bool, len(spec.fields))
 	for _, m := range ms {
 		i, ok := spec.byName[m.name]
 		if !ok {
-			return nil, fmt.Errorf("unknown field %q for type %q", m.name, typ)
+			msg := fmt.Sprintf("unknown field %q", m.name)
+			if typ != "" {
+				msg += fmt.Sprintf(" for type %q", typ)
+			}
+			return in(msg)
 		}
 		f := spec.fields[i]
 		present[i] = true
-		fv := v.Elem().Field(f.index)
+		fv := v.Field(f.index)
+		if f.steps {
+			if err := decodeSteps(m.raw, fv, name(f.name)); err != nil {
+				return err
+			}
+			continue
+		}
 		isNull := string(m.raw) == "null"
 		if isNull && fv.Kind() != reflect.Pointer ||
 			json.Unmarshal(m.raw, fv.Addr().Interface()) != nil ||
 			fv.CanInt() && fv.Int() < 0 && nonNegative[f.name] {
-			return nil, fmt.Errorf("%s: expected %s, got %s", f.name, f.want, snippet(m.raw))
+			return fmt.Errorf("%s: expected %s, got %s", name(f.name), f.want, snippet(m.raw))
 		}
 	}
 	var missing []string
@@ -193,11 +228,36 @@ func decodeRecord(line []byte, specs map[string]*recordSpec, expected string) (a
 	}
 	switch len(missing) {
 	case 0:
-		return v.Interface(), nil
+		return nil
 	case 1:
-		return nil, fmt.Errorf("missing field %s", missing[0])
+		return in("missing field " + missing[0])
 	}
-	return nil, fmt.Errorf("missing fields %s", strings.Join(missing, ", "))
+	return in("missing fields " + strings.Join(missing, ", "))
+}
+
+// decodeSteps decodes a steps field: an array of objects, each with
+// every field of Step and no other. An empty array reads as no steps;
+// null is an error (a record without steps omits the field).
+func decodeSteps(raw json.RawMessage, fv reflect.Value, path string) error {
+	var elems []json.RawMessage
+	if string(raw) == "null" || json.Unmarshal(raw, &elems) != nil {
+		return fmt.Errorf("%s: expected an array of steps, got %s", path, snippet(raw))
+	}
+	var steps []Step
+	for i, e := range elems {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		ms, err := splitObject(e)
+		if err != nil {
+			return fmt.Errorf("%s: %w", at, err)
+		}
+		var s Step
+		if err := decodeFields(ms, stepSpec, reflect.ValueOf(&s).Elem(), at, ""); err != nil {
+			return err
+		}
+		steps = append(steps, s)
+	}
+	fv.Set(reflect.ValueOf(steps))
+	return nil
 }
 
 // checkMeta says what is wrong with m for a file of kind file ("" for either
@@ -221,6 +281,44 @@ func checkMeta(m Meta, file string) string {
 		return fmt.Sprintf(`mode: expected "rounds", "windows" or "consensus", got %s`, quote(m.Mode))
 	case m.Model != Model:
 		return fmt.Sprintf("model: expected %s, got %s", quote(Model), quote(m.Model))
+	case m.Uncertainty != UncertaintyModel:
+		return fmt.Sprintf("uncertainty: expected %s, got %s", quote(UncertaintyModel), quote(m.Uncertainty))
 	}
 	return ""
+}
+
+// decodeMeta decodes and checks the meta line of a file of kind file (""
+// for either kind). A meta line of another schema is refused for that
+// first, whatever else is wrong with it (schema 1 lacks "uncertainty"),
+// and one of schema 1 with what to do about it.
+func decodeMeta(line []byte, file string) (Meta, error) {
+	if ms, err := splitObject(line); err == nil {
+		typ, schema := "", Schema // absent or of a wrong kind: decodeRecord says so
+		for _, m := range ms {
+			var n int
+			switch {
+			case m.name == "type":
+				_ = json.Unmarshal(m.raw, &typ)
+			case m.name == "schema" && string(m.raw) != "null" && json.Unmarshal(m.raw, &n) == nil:
+				schema = n
+			}
+		}
+		if typ == "meta" && schema != Schema {
+			msg := fmt.Sprintf("schema: expected %d, got %d", Schema, schema)
+			if schema == 1 {
+				msg += " (written before clock steps and the drift's uncertainty were recorded; " +
+					"regenerate it: chronosync estimate RUN_DIR re-solves a run from its probes.bin)"
+			}
+			return Meta{}, errors.New(msg)
+		}
+	}
+	rec, err := decodeRecord(line, map[string]*recordSpec{"meta": metaSpec}, `"meta"`)
+	if err != nil {
+		return Meta{}, err
+	}
+	m := *rec.(*Meta)
+	if msg := checkMeta(m, file); msg != "" {
+		return Meta{}, errors.New(msg)
+	}
+	return m, nil
 }

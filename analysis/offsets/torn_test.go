@@ -104,7 +104,8 @@ func TestOpenAppendRefuses(t *testing.T) {
 		"empty":      {"", "F:1: expected a meta line, got an empty file"},
 		"torn meta":  {meta, "F:1: expected a meta line, got a torn line with no trailing newline"},
 		"not meta":   {`{"type":"offset"}` + "\n", `F:1: type: expected "meta", got "offset"`},
-		"bad schema": {strings.Replace(meta, `"schema":1`, `"schema":3`, 1) + "\n", "F:1: schema: expected 1, got 3"},
+		"bad schema": {strings.Replace(meta, `"schema":2`, `"schema":3`, 1) + "\n", "F:1: schema: expected 2, got 3"},
+		"schema 1":   {with(with(meta, "schema", "1"), "uncertainty", "") + "\n", "F:1: schema: expected 2, got 1" + schema1Hint},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
 		if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {

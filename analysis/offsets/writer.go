@@ -31,8 +31,8 @@ var errClosed = errors.New("offsets: Append after Close")
 
 // Create creates or truncates the file at path, opens it for appending and
 // writes the meta line. m.File must say the kind of file; a zero Type,
-// Schema, Units or Model gets its only valid value ("meta", Schema, "ns",
-// Model); m.Mode must be one of the modes.
+// Schema, Units, Model or Uncertainty gets its only valid value ("meta",
+// Schema, "ns", Model, UncertaintyModel); m.Mode must be one of the modes.
 func Create(path string, m Meta) (*Writer, error) {
 	m, err := normalizeMeta(m)
 	if err != nil {
@@ -108,13 +108,9 @@ func resume(f *os.File, path string) (*Writer, error) {
 	default:
 		return nil, lineErr("expected a meta line: " + err.Error())
 	}
-	rec, err := decodeRecord(line, map[string]*recordSpec{"meta": metaSpec}, `"meta"`)
+	m, err := decodeMeta(line, "")
 	if err != nil {
 		return nil, lineErr(err.Error())
-	}
-	m := *rec.(*Meta)
-	if msg := checkMeta(m, ""); msg != "" {
-		return nil, lineErr(msg)
 	}
 	// Find the end of the last whole line, reading backwards.
 	end := size
@@ -154,9 +150,10 @@ func (w *Writer) Dropped() int64 { return w.dropped }
 // then syncs: pass all the records of one round in one call. Records are
 // Offset values in an offsets file, Edge and Round values in a rounds file
 // (or pointers to them); Append fills in an empty Type. It refuses, writing
-// nothing, a record of the wrong kind, a negative id or count, a NaN or an
-// infinity. Once a Write or a Sync has failed, every later call returns that
-// error: the file may end in a torn line.
+// nothing, a record of the wrong kind, a negative id or count, or a value
+// out of range (a NaN or an infinity included; see Offset.Check). Once a
+// Write or a Sync has failed, every later call returns that error: the
+// file may end in a torn line.
 func (w *Writer) Append(records ...any) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -233,6 +230,9 @@ func (w *Writer) encode(rec any) error {
 			return fmt.Errorf("%s: %d, want %s", f.name, fv.Int(), f.want)
 		}
 	}
+	if msg := checkRecord(rec); msg != "" {
+		return errors.New(msg)
+	}
 	return w.enc.Encode(rec) // the line and its '\n'
 }
 
@@ -278,6 +278,7 @@ func normalizeMeta(m Meta) (Meta, error) {
 	def(&m.Type, "meta")
 	def(&m.Units, "ns")
 	def(&m.Model, Model)
+	def(&m.Uncertainty, UncertaintyModel)
 	if m.Schema == 0 {
 		m.Schema = Schema
 	}

@@ -5,7 +5,8 @@ import "github.com/chronosync/chronosync/trace/kineto"
 // FromKineto returns the node of one rank's Kineto trace: its NCCL/RCCL
 // collective kernels (kineto.Collectives), keyed by kernel name, at their
 // Unix times on the rank's own clock (t.BaseTimeNs added, so that ranks with
-// different bases share one epoch; no clock correction). Source is t.Name.
+// different bases share one epoch; no clock correction). Source is t.Name;
+// Declared is t.WorldSize (distributedInfo.world_size).
 //
 // Matching assumption: Check takes the i-th invocation of a kernel name on
 // one rank to be the same collective as the i-th on every other rank. That
@@ -28,5 +29,5 @@ func FromKineto(nodeID int, t *kineto.Trace) Node {
 	for i, k := range ks {
 		ops[i] = Op{Key: k.Name, StartNs: t.UnixNs(k.StartNs), EndNs: t.UnixNs(k.EndNs)}
 	}
-	return Node{ID: nodeID, Source: t.Name, Ops: ops}
+	return Node{ID: nodeID, Source: t.Name, Ops: ops, Declared: t.WorldSize}
 }

@@ -42,6 +42,10 @@ type Node struct {
 	Source string
 	// Ops are the node's invocations, in any order.
 	Ops []Op
+	// Declared is how many nodes (ranks) the node's trace says the job
+	// has: Kineto's distributedInfo.world_size, an XSpace plane's
+	// world_size stat; 0 when it says nothing.
+	Declared int
 }
 
 // Report is the outcome of Check.
@@ -55,6 +59,21 @@ type Report struct {
 	Warnings int `json:"warnings"`
 	// Compared is the number of compared pairs: Violations + Overlaps.
 	Compared int `json:"compared"`
+	// NodesSeen is the number of distinct node ids checked.
+	NodesSeen int `json:"nodes_seen"`
+	// NodesDeclared is how many nodes the traces say the job has (the
+	// largest number when they disagree); 0 when none says.
+	NodesDeclared int `json:"nodes_declared"`
+	// Declared are the numbers of nodes the traces declare, ascending,
+	// each with the nodes that declare it: more than one is a
+	// disagreement.
+	Declared []Declaration `json:"declared"`
+	// NodesMissing counts the declared ids, 0..NodesDeclared-1, that no
+	// trace supplied: their collectives are not checked.
+	NodesMissing int `json:"nodes_missing"`
+	// MissingNodes lists them, ascending, when NodesDeclared is at most
+	// MaxMissingListed (else it is empty).
+	MissingNodes []int `json:"missing_nodes"`
 	// Nodes are the nodes checked, by ID.
 	Nodes []NodeInfo `json:"nodes"`
 	// Ops are the per-key results, by key.
@@ -62,9 +81,10 @@ type Report struct {
 	// Examples are up to MaxExamples violations: the largest gaps first,
 	// ties by key, index and nodes.
 	Examples []Violation `json:"examples"`
-	// WarningsText are the warnings, in a deterministic order: duplicate
-	// node ids first, then by key: ops that end before they start, keys
-	// missing on nodes, mismatched invocation counts.
+	// WarningsText are the warnings, in a deterministic order: the
+	// coverage warnings first (CoverageWarnings), then duplicate node ids,
+	// then by key: ops that end before they start, keys missing on nodes,
+	// mismatched invocation counts.
 	WarningsText []string `json:"warnings_text"`
 }
 
@@ -120,6 +140,11 @@ type Violation struct {
 // (a.EndNs == b.StartNs) overlap, since a collective's end and its
 // counterpart's start may be stamped at the same instant.
 //
+// Coverage: the report counts the distinct node ids it saw against the
+// number of nodes the traces declare (Node.Declared; the largest when they
+// disagree) and lists the declared ids 0..N-1 that are missing. Their
+// warnings (see CoverageWarnings) come first.
+//
 // Warnings: a key that some nodes have and others lack (one per missing node
 // per key), different invocation counts of a key on two nodes (one per key
 // and pair; only the first min(count) invocations are compared), an
@@ -166,6 +191,8 @@ func Check(nodes []Node) *Report {
 		byKey[x] = m
 	}
 	slices.Sort(keys)
+	r.cover(nodes)
+	r.WarningsText = append(r.WarningsText, r.CoverageWarnings()...)
 
 	for x := 0; x < len(ids); {
 		y := x + 1

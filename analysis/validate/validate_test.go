@@ -121,6 +121,7 @@ func TestCheckDetails(t *testing.T) {
 	})
 	want := &Report{
 		Violations: 3, Overlaps: 2, Warnings: 3, Compared: 5,
+		NodesSeen: 3, Declared: []Declaration{}, MissingNodes: []int{},
 		Nodes: []NodeInfo{{3, "rank3.json", 1}, {5, "rank5.json", 3}, {7, "rank7.json", 3}},
 		Ops: []OpReport{
 			{Key: "x", Nodes: 3, Invocations: []int{1, 2, 2}, Compared: 4, Violations: 2, Overlaps: 2, MaxGapNs: 1},
@@ -202,8 +203,8 @@ func TestCheckDoesNotModifyInput(t *testing.T) {
 
 func TestWriteJSON(t *testing.T) {
 	nodes := []Node{
-		{ID: 0, Source: "a", Ops: ops("x", [2]int64{0, 10})},
-		{ID: 1, Source: "b", Ops: append(ops("x", [2]int64{20, 30}), ops("y", [2]int64{0, 1})...)},
+		{ID: 0, Source: "a", Ops: ops("x", [2]int64{0, 10}), Declared: 3},
+		{ID: 1, Source: "b", Ops: append(ops("x", [2]int64{20, 30}), ops("y", [2]int64{0, 1})...), Declared: 3},
 	}
 	var b1, b2 bytes.Buffer
 	if err := Check(nodes).WriteJSON(&b1); err != nil {
@@ -218,8 +219,23 @@ func TestWriteJSON(t *testing.T) {
 	want := `{
   "violations": 1,
   "overlaps": 0,
-  "warnings": 1,
+  "warnings": 2,
   "compared": 1,
+  "nodes_seen": 2,
+  "nodes_declared": 3,
+  "declared": [
+    {
+      "total": 3,
+      "nodes": [
+        0,
+        1
+      ]
+    }
+  ],
+  "nodes_missing": 1,
+  "missing_nodes": [
+    2
+  ],
   "nodes": [
     {
       "id": 0,
@@ -269,6 +285,7 @@ func TestWriteJSON(t *testing.T) {
     }
   ],
   "warnings_text": [
+    "1 of 3 declared nodes are missing (2): their collectives are not checked, so the counts say nothing about them",
     "op \"y\": node 0 has no invocations (1 of 2 nodes have some)"
   ]
 }

@@ -49,6 +49,6 @@ seed gives the same run, byte for byte; every run directory can be replayed.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(), newReplayCmd(), newEstimateCmd(), newCombineCmd(), newValidateCmd(), newScenarioCmd(), newEventsCmd(), newVersionCmd(), newNetnsCmd(), newNodeCmd(), newPeersCmd())
+	root.AddCommand(newRunCmd(), newReplayCmd(), newEstimateCmd(), newCalibrateCmd(), newCombineCmd(), newValidateCmd(), newScenarioCmd(), newEventsCmd(), newVersionCmd(), newNetnsCmd(), newNodeCmd(), newPeersCmd())
 	return root
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -110,7 +111,7 @@ node<i>.snapshots.pb and offsets.jsonl there.`,
 					n.ID, n.Hostname, n.Events, n.MaxCorrectionNS, n.UncertaintyP50NS, n.SnapshotPairs, n.OffsetWindows)
 			}
 			if res.Report != nil {
-				fmt.Fprintln(w, res.Report.Summary())
+				printReport(w, res.Report)
 			}
 			for _, f := range res.Files {
 				fmt.Fprintf(w, "wrote %s\n", f)
@@ -147,7 +148,13 @@ carry hlo_op, grouped by hlo_op; for Kineto the collective kernels, grouped
 by kernel name. The i-th invocation of each op is compared across every pair
 of nodes: a violation when one ends before the other starts, an overlap
 otherwise; warnings for missing or mismatched counts. Prints
-"Violations: X, Overlaps: Y, Warnings: Z"; --output writes the JSON report.`,
+"Violations: X, Overlaps: Y, Warnings: Z", then how many nodes it saw out of
+how many the traces declare (a Kineto trace's distributedInfo.world_size, an
+XSpace plane's world_size stat; "Nodes: 2 of 128 declared; missing: 2-127",
+or "Nodes: 3 (the traces declare no total)"), with a warning line when
+declared nodes are missing or the traces disagree about their number. Only
+the nodes present are checked: counts of 0 say nothing about the missing
+ones. --output writes the JSON report.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var nodes []validate.Node
@@ -164,7 +171,7 @@ otherwise; warnings for missing or mismatched counts. Prints
 					return err
 				}
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), rep.Summary())
+			printReport(cmd.OutOrStdout(), rep)
 			return nil
 		},
 	}
@@ -172,9 +179,21 @@ otherwise; warnings for missing or mismatched counts. Prints
 	return cmd
 }
 
+// printReport prints a validate report's counts, the nodes it saw against
+// those declared, and the warnings about missing nodes.
+func printReport(w io.Writer, rep *validate.Report) {
+	fmt.Fprintln(w, rep.Summary())
+	fmt.Fprintln(w, rep.Coverage())
+	for _, warn := range rep.CoverageWarnings() {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}
+
 // loadCollectives reads one trace for validate: XSpace by its extension,
-// otherwise Kineto JSON. Node ids come from node<i> file names, a combined
-// trace's plane stats, a Kineto trace's rank, or the argument's position.
+// otherwise Kineto JSON. Node ids come from the planes' node_id stats,
+// node<i> file names, a Kineto trace's rank, or the argument's position;
+// the number of nodes declared from world_size (see combine.Collectives,
+// validate.FromKineto).
 func loadCollectives(path string, pos int) ([]validate.Node, error) {
 	node := pos
 	if n, ok := combine.NodeOf(path); ok {

@@ -55,6 +55,15 @@ var schema = []struct {
 		{"pure_pairs", 13, "int32", ""},
 		{"sent_pairs", 14, "int32", ""},
 		{"margin_ns", 15, "double", ""},
+		{"step_after_ns", 16, "int64", ""},
+		{"pre_step", 17, "EdgeFit", ""},
+	}},
+	{"EdgeFit", []field{
+		{"alpha", 1, "double", ""},
+		{"beta", 2, "double", ""},
+		{"sigma_ns", 3, "double", ""},
+		{"alpha_sigma", 4, "double", ""},
+		{"pairs_count", 5, "int32", ""},
 	}},
 	{"NodeWindowData", []field{
 		{"node_id", 1, "int32", ""},

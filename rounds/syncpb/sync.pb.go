@@ -45,7 +45,8 @@ type EdgeAlphaBeta struct {
 	DstNodeId int32 `protobuf:"varint,2,opt,name=dst_node_id,json=dstNodeId,proto3" json:"dst_node_id,omitempty"`
 	// Estimated drift of dst's clock relative to src's.
 	Alpha float64 `protobuf:"fixed64,3,opt,name=alpha,proto3" json:"alpha,omitempty"`
-	// Estimated offset of dst's clock relative to src's, in nanoseconds.
+	// Estimated offset of dst's clock relative to src's, in nanoseconds, at
+	// the fit's origin: the middle of src's window (rounds.FitOrigin).
 	Beta float64 `protobuf:"fixed64,4,opt,name=beta,proto3" json:"beta,omitempty"`
 	// Probe pairs answered in the window.
 	PairsCount int32 `protobuf:"varint,5,opt,name=pairs_count,json=pairsCount,proto3" json:"pairs_count,omitempty"`
@@ -61,14 +62,24 @@ type EdgeAlphaBeta struct {
 	Insufficient bool `protobuf:"varint,10,opt,name=insufficient,proto3" json:"insufficient,omitempty"`
 	// True when a clock step was detected inside the window.
 	StepDetected bool `protobuf:"varint,11,opt,name=step_detected,json=stepDetected,proto3" json:"step_detected,omitempty"`
-	// Local time of the detected step, in nanoseconds; 0 without one.
+	// Src-clock time of the first probe wholly after the detected step, in
+	// nanoseconds; 0 without one. Alpha and beta are of the probes from
+	// there on.
 	StepAtNs int64 `protobuf:"varint,12,opt,name=step_at_ns,json=stepAtNs,proto3" json:"step_at_ns,omitempty"`
 	// Answered pairs judged pure (no queuing on either probe).
 	PurePairs int32 `protobuf:"varint,13,opt,name=pure_pairs,json=purePairs,proto3" json:"pure_pairs,omitempty"`
 	// Probe pairs sent in the window.
 	SentPairs int32 `protobuf:"varint,14,opt,name=sent_pairs,json=sentPairs,proto3" json:"sent_pairs,omitempty"`
 	// Error margin of beta claimed by the estimator, in nanoseconds.
-	MarginNs      float64 `protobuf:"fixed64,15,opt,name=margin_ns,json=marginNs,proto3" json:"margin_ns,omitempty"`
+	MarginNs float64 `protobuf:"fixed64,15,opt,name=margin_ns,json=marginNs,proto3" json:"margin_ns,omitempty"`
+	// Src-clock time (before the step) of the last probe the detected step
+	// did not touch, in nanoseconds: the step happened between it and
+	// step_at_ns. 0 without a step or without such a probe.
+	StepAfterNs int64 `protobuf:"varint,16,opt,name=step_after_ns,json=stepAfterNs,proto3" json:"step_after_ns,omitempty"`
+	// The fit of the probes before the detected step (after any earlier
+	// one), at the same origin; absent without a step or without such
+	// probes.
+	PreStep       *EdgeFit `protobuf:"bytes,17,opt,name=pre_step,json=preStep,proto3" json:"pre_step,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -208,6 +219,99 @@ func (x *EdgeAlphaBeta) GetMarginNs() float64 {
 	return 0
 }
 
+func (x *EdgeAlphaBeta) GetStepAfterNs() int64 {
+	if x != nil {
+		return x.StepAfterNs
+	}
+	return 0
+}
+
+func (x *EdgeAlphaBeta) GetPreStep() *EdgeFit {
+	if x != nil {
+		return x.PreStep
+	}
+	return nil
+}
+
+// EdgeFit is one line fitted to an edge's probes: dst's clock minus src's
+// as alpha·(src clock − origin) + beta.
+type EdgeFit struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Alpha      float64                `protobuf:"fixed64,1,opt,name=alpha,proto3" json:"alpha,omitempty"`
+	Beta       float64                `protobuf:"fixed64,2,opt,name=beta,proto3" json:"beta,omitempty"`
+	SigmaNs    float64                `protobuf:"fixed64,3,opt,name=sigma_ns,json=sigmaNs,proto3" json:"sigma_ns,omitempty"`
+	AlphaSigma float64                `protobuf:"fixed64,4,opt,name=alpha_sigma,json=alphaSigma,proto3" json:"alpha_sigma,omitempty"`
+	// Probe pairs the line rests on.
+	PairsCount    int32 `protobuf:"varint,5,opt,name=pairs_count,json=pairsCount,proto3" json:"pairs_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EdgeFit) Reset() {
+	*x = EdgeFit{}
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EdgeFit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EdgeFit) ProtoMessage() {}
+
+func (x *EdgeFit) ProtoReflect() protoreflect.Message {
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EdgeFit.ProtoReflect.Descriptor instead.
+func (*EdgeFit) Descriptor() ([]byte, []int) {
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *EdgeFit) GetAlpha() float64 {
+	if x != nil {
+		return x.Alpha
+	}
+	return 0
+}
+
+func (x *EdgeFit) GetBeta() float64 {
+	if x != nil {
+		return x.Beta
+	}
+	return 0
+}
+
+func (x *EdgeFit) GetSigmaNs() float64 {
+	if x != nil {
+		return x.SigmaNs
+	}
+	return 0
+}
+
+func (x *EdgeFit) GetAlphaSigma() float64 {
+	if x != nil {
+		return x.AlphaSigma
+	}
+	return 0
+}
+
+func (x *EdgeFit) GetPairsCount() int32 {
+	if x != nil {
+		return x.PairsCount
+	}
+	return 0
+}
+
 // NodeWindowData is what one node reports to the master at the end of a
 // window: its estimates for every edge it measured.
 type NodeWindowData struct {
@@ -232,7 +336,7 @@ type NodeWindowData struct {
 
 func (x *NodeWindowData) Reset() {
 	*x = NodeWindowData{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[1]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -244,7 +348,7 @@ func (x *NodeWindowData) String() string {
 func (*NodeWindowData) ProtoMessage() {}
 
 func (x *NodeWindowData) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[1]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -257,7 +361,7 @@ func (x *NodeWindowData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeWindowData.ProtoReflect.Descriptor instead.
 func (*NodeWindowData) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{1}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *NodeWindowData) GetNodeId() int32 {
@@ -331,7 +435,7 @@ type GlobalWindowData struct {
 
 func (x *GlobalWindowData) Reset() {
 	*x = GlobalWindowData{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[2]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -343,7 +447,7 @@ func (x *GlobalWindowData) String() string {
 func (*GlobalWindowData) ProtoMessage() {}
 
 func (x *GlobalWindowData) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[2]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -356,7 +460,7 @@ func (x *GlobalWindowData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GlobalWindowData.ProtoReflect.Descriptor instead.
 func (*GlobalWindowData) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{2}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GlobalWindowData) GetWindowId() uint64 {
@@ -416,7 +520,7 @@ type Hello struct {
 
 func (x *Hello) Reset() {
 	*x = Hello{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[3]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -428,7 +532,7 @@ func (x *Hello) String() string {
 func (*Hello) ProtoMessage() {}
 
 func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[3]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -441,7 +545,7 @@ func (x *Hello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hello.ProtoReflect.Descriptor instead.
 func (*Hello) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{3}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Hello) GetNodeId() int32 {
@@ -482,7 +586,7 @@ type RoundStart struct {
 
 func (x *RoundStart) Reset() {
 	*x = RoundStart{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[4]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -494,7 +598,7 @@ func (x *RoundStart) String() string {
 func (*RoundStart) ProtoMessage() {}
 
 func (x *RoundStart) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[4]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -507,7 +611,7 @@ func (x *RoundStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoundStart.ProtoReflect.Descriptor instead.
 func (*RoundStart) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{4}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RoundStart) GetRoundId() uint64 {
@@ -551,7 +655,7 @@ type RoundEnd struct {
 
 func (x *RoundEnd) Reset() {
 	*x = RoundEnd{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[5]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -563,7 +667,7 @@ func (x *RoundEnd) String() string {
 func (*RoundEnd) ProtoMessage() {}
 
 func (x *RoundEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[5]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -576,7 +680,7 @@ func (x *RoundEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoundEnd.ProtoReflect.Descriptor instead.
 func (*RoundEnd) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{5}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RoundEnd) GetRoundId() uint64 {
@@ -606,7 +710,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[6]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -618,7 +722,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[6]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -631,7 +735,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{6}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Heartbeat) GetSeq() uint64 {
@@ -668,7 +772,7 @@ type Envelope struct {
 
 func (x *Envelope) Reset() {
 	*x = Envelope{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[7]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -680,7 +784,7 @@ func (x *Envelope) String() string {
 func (*Envelope) ProtoMessage() {}
 
 func (x *Envelope) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[7]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -693,7 +797,7 @@ func (x *Envelope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Envelope.ProtoReflect.Descriptor instead.
 func (*Envelope) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{7}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Envelope) GetBody() isEnvelope_Body {
@@ -807,7 +911,7 @@ var File_rounds_syncpb_sync_proto protoreflect.FileDescriptor
 
 const file_rounds_syncpb_sync_proto_rawDesc = "" +
 	"\n" +
-	"\x18rounds/syncpb/sync.proto\x12\x12chronosync.sync.v1\"\xd5\x03\n" +
+	"\x18rounds/syncpb/sync.proto\x12\x12chronosync.sync.v1\"\xb1\x04\n" +
 	"\rEdgeAlphaBeta\x12\x1e\n" +
 	"\vsrc_node_id\x18\x01 \x01(\x05R\tsrcNodeId\x12\x1e\n" +
 	"\vdst_node_id\x18\x02 \x01(\x05R\tdstNodeId\x12\x14\n" +
@@ -830,7 +934,17 @@ const file_rounds_syncpb_sync_proto_rawDesc = "" +
 	"pure_pairs\x18\r \x01(\x05R\tpurePairs\x12\x1d\n" +
 	"\n" +
 	"sent_pairs\x18\x0e \x01(\x05R\tsentPairs\x12\x1b\n" +
-	"\tmargin_ns\x18\x0f \x01(\x01R\bmarginNs\"\x88\x02\n" +
+	"\tmargin_ns\x18\x0f \x01(\x01R\bmarginNs\x12\"\n" +
+	"\rstep_after_ns\x18\x10 \x01(\x03R\vstepAfterNs\x126\n" +
+	"\bpre_step\x18\x11 \x01(\v2\x1b.chronosync.sync.v1.EdgeFitR\apreStep\"\x90\x01\n" +
+	"\aEdgeFit\x12\x14\n" +
+	"\x05alpha\x18\x01 \x01(\x01R\x05alpha\x12\x12\n" +
+	"\x04beta\x18\x02 \x01(\x01R\x04beta\x12\x19\n" +
+	"\bsigma_ns\x18\x03 \x01(\x01R\asigmaNs\x12\x1f\n" +
+	"\valpha_sigma\x18\x04 \x01(\x01R\n" +
+	"alphaSigma\x12\x1f\n" +
+	"\vpairs_count\x18\x05 \x01(\x05R\n" +
+	"pairsCount\"\x88\x02\n" +
 	"\x0eNodeWindowData\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x05R\x06nodeId\x12\x1b\n" +
 	"\twindow_id\x18\x02 \x01(\x04R\bwindowId\x12\x19\n" +
@@ -885,31 +999,33 @@ func file_rounds_syncpb_sync_proto_rawDescGZIP() []byte {
 	return file_rounds_syncpb_sync_proto_rawDescData
 }
 
-var file_rounds_syncpb_sync_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_rounds_syncpb_sync_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_rounds_syncpb_sync_proto_goTypes = []any{
 	(*EdgeAlphaBeta)(nil),    // 0: chronosync.sync.v1.EdgeAlphaBeta
-	(*NodeWindowData)(nil),   // 1: chronosync.sync.v1.NodeWindowData
-	(*GlobalWindowData)(nil), // 2: chronosync.sync.v1.GlobalWindowData
-	(*Hello)(nil),            // 3: chronosync.sync.v1.Hello
-	(*RoundStart)(nil),       // 4: chronosync.sync.v1.RoundStart
-	(*RoundEnd)(nil),         // 5: chronosync.sync.v1.RoundEnd
-	(*Heartbeat)(nil),        // 6: chronosync.sync.v1.Heartbeat
-	(*Envelope)(nil),         // 7: chronosync.sync.v1.Envelope
+	(*EdgeFit)(nil),          // 1: chronosync.sync.v1.EdgeFit
+	(*NodeWindowData)(nil),   // 2: chronosync.sync.v1.NodeWindowData
+	(*GlobalWindowData)(nil), // 3: chronosync.sync.v1.GlobalWindowData
+	(*Hello)(nil),            // 4: chronosync.sync.v1.Hello
+	(*RoundStart)(nil),       // 5: chronosync.sync.v1.RoundStart
+	(*RoundEnd)(nil),         // 6: chronosync.sync.v1.RoundEnd
+	(*Heartbeat)(nil),        // 7: chronosync.sync.v1.Heartbeat
+	(*Envelope)(nil),         // 8: chronosync.sync.v1.Envelope
 }
 var file_rounds_syncpb_sync_proto_depIdxs = []int32{
-	0, // 0: chronosync.sync.v1.NodeWindowData.edges:type_name -> chronosync.sync.v1.EdgeAlphaBeta
-	1, // 1: chronosync.sync.v1.GlobalWindowData.all_nodes:type_name -> chronosync.sync.v1.NodeWindowData
-	3, // 2: chronosync.sync.v1.Envelope.hello:type_name -> chronosync.sync.v1.Hello
-	4, // 3: chronosync.sync.v1.Envelope.round_start:type_name -> chronosync.sync.v1.RoundStart
-	5, // 4: chronosync.sync.v1.Envelope.round_end:type_name -> chronosync.sync.v1.RoundEnd
-	1, // 5: chronosync.sync.v1.Envelope.window:type_name -> chronosync.sync.v1.NodeWindowData
-	6, // 6: chronosync.sync.v1.Envelope.heartbeat:type_name -> chronosync.sync.v1.Heartbeat
-	2, // 7: chronosync.sync.v1.Envelope.global:type_name -> chronosync.sync.v1.GlobalWindowData
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	1, // 0: chronosync.sync.v1.EdgeAlphaBeta.pre_step:type_name -> chronosync.sync.v1.EdgeFit
+	0, // 1: chronosync.sync.v1.NodeWindowData.edges:type_name -> chronosync.sync.v1.EdgeAlphaBeta
+	2, // 2: chronosync.sync.v1.GlobalWindowData.all_nodes:type_name -> chronosync.sync.v1.NodeWindowData
+	4, // 3: chronosync.sync.v1.Envelope.hello:type_name -> chronosync.sync.v1.Hello
+	5, // 4: chronosync.sync.v1.Envelope.round_start:type_name -> chronosync.sync.v1.RoundStart
+	6, // 5: chronosync.sync.v1.Envelope.round_end:type_name -> chronosync.sync.v1.RoundEnd
+	2, // 6: chronosync.sync.v1.Envelope.window:type_name -> chronosync.sync.v1.NodeWindowData
+	7, // 7: chronosync.sync.v1.Envelope.heartbeat:type_name -> chronosync.sync.v1.Heartbeat
+	3, // 8: chronosync.sync.v1.Envelope.global:type_name -> chronosync.sync.v1.GlobalWindowData
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_rounds_syncpb_sync_proto_init() }
@@ -917,7 +1033,7 @@ func file_rounds_syncpb_sync_proto_init() {
 	if File_rounds_syncpb_sync_proto != nil {
 		return
 	}
-	file_rounds_syncpb_sync_proto_msgTypes[7].OneofWrappers = []any{
+	file_rounds_syncpb_sync_proto_msgTypes[8].OneofWrappers = []any{
 		(*Envelope_Hello)(nil),
 		(*Envelope_RoundStart)(nil),
 		(*Envelope_RoundEnd)(nil),
@@ -931,7 +1047,7 @@ func file_rounds_syncpb_sync_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rounds_syncpb_sync_proto_rawDesc), len(file_rounds_syncpb_sync_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

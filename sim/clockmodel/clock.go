@@ -152,6 +152,19 @@ func (c *Clock) sumSteps(i int) {
 	}
 }
 
+// StepsAt returns how many steps the clock has taken by true time t (those
+// with At <= t) and their sum in ns: Ideal(t) less the sum is the clock as
+// if it had never stepped.
+func (c *Clock) StepsAt(t int64) (n int, sum int64) {
+	n, _ = slices.BinarySearchFunc(c.steps, t, func(e Step, t int64) int {
+		if int64(e.At) <= t {
+			return -1
+		}
+		return 1
+	})
+	return n, c.stepsAt(t)
+}
+
 // stepsAt returns the sum of the steps with At <= t.
 func (c *Clock) stepsAt(t int64) int64 {
 	lo, hi := 0, len(c.steps)

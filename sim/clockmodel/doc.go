@@ -1,7 +1,8 @@
 // Package clockmodel simulates imperfect clocks in true (virtual) time: a
 // host clock S with offset, frequency error, frequency wander, periodic
 // variation, steps, read granularity and read noise, and a tracer clock R
-// that runs off its host clock with its own offset and rate.
+// that runs off its host clock with its own offset and rate (and does not
+// step when the host clock steps).
 //
 // Time is int64 nanoseconds of true time, passed in by the caller; the
 // package never reads an OS clock, starts no goroutines and draws randomness

@@ -8,9 +8,11 @@ import (
 )
 
 // Tracer is a simulated tracer clock R (e.g. a GPU timestamp counter) that
-// runs off its node's host clock S: R = Offset + (1 + PPM·1e-6)·S. It
-// inherits the host's wander, periodic variation and steps, and has its own
-// granularity and read noise. Create it with [NewTracer].
+// runs off its node's host clock S: R = Offset + (1 + PPM·1e-6)·S₀, where
+// S₀ is S without its steps. It inherits the host's wander and periodic
+// variation (one oscillator drives both) but not its steps: a step is the
+// host's time being set (NTP), which no hardware counter follows. It has
+// its own granularity and read noise. Create it with [NewTracer].
 type Tracer struct {
 	host   *Clock
 	offset int64
@@ -43,9 +45,10 @@ func NewTracer(host *Clock, p TracerParams, noise *rand.Rand) (*Tracer, error) {
 }
 
 // Ideal returns the noise-free, unquantized tracer reading at true time t,
-// computed from the host's ideal reading S and rounded to the nanosecond.
+// computed from the host's ideal reading S less its steps and rounded to
+// the nanosecond.
 func (r *Tracer) Ideal(t int64) int64 {
-	s := r.host.Ideal(t)
+	s := r.host.Ideal(t) - r.host.stepsAt(t)
 	return r.offset + s + int64(math.Round(r.ppm*float64(s)/1e6))
 }
 

@@ -67,13 +67,24 @@ func TestTracerLineAgainstHost(t *testing.T) {
 	}
 }
 
-func TestTracerFollowsHostSteps(t *testing.T) {
-	host := mustNew(t, Params{Steps: []Step{{At: time.Second, By: time.Millisecond}}})
+// TestTracerIgnoresHostSteps: a step of the host clock (NTP setting the
+// time) does not move a tracer clock (a GPU's counter), which keeps
+// running at its rate off the host's unstepped clock.
+func TestTracerIgnoresHostSteps(t *testing.T) {
+	host := mustNew(t, Params{Steps: []Step{{At: time.Second, By: time.Millisecond}, {At: 2 * time.Second, By: -3 * time.Millisecond}}})
 	tr, err := NewTracer(host, TracerParams{PPM: 1000}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := tr.Ideal(1e9)-tr.Ideal(1e9-1), int64(1+1e6+1e3); got != want {
-		t.Errorf("tracer jump at a host step = %d, want %d", got, want)
+	for _, at := range []int64{1e9, 2e9} {
+		if got, want := tr.Ideal(at)-tr.Ideal(at-1), int64(1); got != want {
+			t.Errorf("tracer advance over the ns of the host step at %d = %d, want %d", at, got, want)
+		}
+		if got, want := host.Ideal(at)-host.Ideal(at-1), int64(1); got == want {
+			t.Errorf("host did not step at %d", at)
+		}
+	}
+	if got, want := tr.Ideal(3e9), int64(3e9+3e6); got != want {
+		t.Errorf("tracer at 3 s = %d, want %d (1000 ppm of the unstepped host clock)", got, want)
 	}
 }

@@ -1,0 +1,48 @@
+package harness
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/chronosync/chronosync/analysis/groundtruth"
+	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/scenario"
+)
+
+// CalibrationResult is one run's uncertainty calibration against its
+// ground truth (see groundtruth.Calibration).
+type CalibrationResult struct {
+	Dir      string
+	Scenario string
+	Seed     uint64
+	// From is the first round counted: the scenario's converged_from.
+	From uint64
+	groundtruth.Calibration
+}
+
+// Calibrate measures how well the uncertainties in a sync run's
+// offsets.jsonl contain its errors against truth.jsonl, from the
+// scenario's converged_from round on. Runs without ground truth (real
+// runs) are an error.
+func Calibrate(dir string) (*CalibrationResult, error) {
+	sc, err := scenario.Load(filepath.Join(dir, FileScenario))
+	if err != nil {
+		return nil, fmt.Errorf("calibrate %s: %w", dir, err)
+	}
+	if sc.Protocol.Kind != scenario.ProtocolSync {
+		return nil, fmt.Errorf("calibrate %s: the run's protocol is %q, not sync: it exported no clock models", dir, sc.Protocol.Kind)
+	}
+	info, offs, err := offsets.ReadOffsets(filepath.Join(dir, FileOffsets))
+	if err != nil {
+		return nil, fmt.Errorf("calibrate %s: %w", dir, err)
+	}
+	_, truth, err := groundtruth.Read(filepath.Join(dir, FileTruth))
+	if err != nil {
+		return nil, fmt.Errorf("calibrate %s: no ground truth (only simulated runs record truth.jsonl): %w", dir, err)
+	}
+	from := uint64(sc.Protocol.Sync.ConvergedFrom)
+	return &CalibrationResult{
+		Dir: dir, Scenario: sc.Name, Seed: sc.Seed, From: from,
+		Calibration: groundtruth.Calibrate(offs, truth, info.Meta.Reference, from),
+	}, nil
+}
