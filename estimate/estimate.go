@@ -3,6 +3,7 @@ package estimate
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -130,6 +131,10 @@ type Fit struct {
 	// earlier one), at the same Origin; nil without a step or without
 	// such pairs. Its own Step and Pre are unset.
 	Pre *Fit
+	// AsymSigma is the part of Sigma, in quadrature, that the shapes of
+	// the two directions' delays say a path asymmetry may add (see
+	// asymSigma); 0 where they look alike.
+	AsymSigma float64
 	// Margin is, for svm only, the half-width in ns of the exact separating
 	// corridor; negative when the forward and reverse point sets overlap.
 	Margin float64
@@ -276,5 +281,7 @@ func fitSegment(probes []Probe, pairs []pair, all []sample, from, to int, c conf
 	if err != nil {
 		return fit, fmt.Errorf("estimate: %s: %w", c.kind, err)
 	}
+	fit.AsymSigma = asymSigma(s, fit.Alpha, fit.Beta, fit.Sigma)
+	fit.Sigma = math.Hypot(fit.Sigma, fit.AsymSigma)
 	return fit, nil
 }

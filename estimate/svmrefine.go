@@ -67,7 +67,7 @@ const (
 	svmSoftFloor = 2.2
 	// svmRefineSigmaScale calibrates the refined fit's standard errors; see
 	// TestCalibration.
-	svmRefineSigmaScale = 2.0
+	svmRefineSigmaScale = 2.6
 )
 
 // edgeSide holds one side's candidate points: the forward points (above

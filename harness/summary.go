@@ -145,6 +145,10 @@ type TraceSummary struct {
 	AlignedEvents int           `json:"aligned_events"`
 	ErrorNS       stats.Summary `json:"error_ns"`
 	ErrorSigmas   stats.Summary `json:"error_sigmas"`
+	// NegativeDurations counts the events that ended before they started
+	// on their node's tracer clock (a tracer clock that stepped back):
+	// their traces give them duration 0.
+	NegativeDurations int `json:"negative_durations,omitempty"`
 }
 
 // ValidateCounts are the totals of a happens-before check.

@@ -35,12 +35,11 @@ func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
 		}
 	}
 	tw.Flush()
-	printInconsistent(w, c.Inconsistent)
+	printWarnings(w, c.Warnings)
 }
 
-// printInconsistent warns of the rounds whose loops did not close, in
-// round order.
-func printInconsistent(w io.Writer, rounds map[string]string) {
+// printWarnings prints the rounds' warnings, in round order.
+func printWarnings(w io.Writer, rounds map[string]string) {
 	keys := slices.SortedFunc(maps.Keys(rounds), func(a, b string) int {
 		return cmp.Or(cmp.Compare(len(a), len(b)), cmp.Compare(a, b))
 	})

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/chronosync/chronosync/analysis/graphcalc"
 	"github.com/chronosync/chronosync/analysis/groundtruth"
@@ -165,15 +166,9 @@ func (p *syncProtocol) Window(node world.NodeID, blocks []probelog.Block, data *
 	}
 	ref := p.cfg.Reference
 	tw := groundtruth.Window{Round: data.RoundId, Node: int(node), Start: data.WindowStartNs, End: data.WindowEndNs}
-	var n0, r0 int // the clocks' steps by the window's start
-	for i, local := range []int64{data.WindowStartNs, data.WindowStartNs + (data.WindowEndNs-data.WindowStartNs)/2, data.WindowEndNs} {
+	for _, local := range []int64{data.WindowStartNs, data.WindowStartNs + (data.WindowEndNs-data.WindowStartNs)/2, data.WindowEndNs} {
 		t := p.w.HostTrueTime(node, local)
-		n, _ := p.w.HostSteps(node, t)
-		r, _ := p.w.HostSteps(ref, t)
-		if i == 0 {
-			n0, r0 = n, r
-		}
-		tw.Points = append(tw.Points, groundtruth.Point{Local: p.w.HostIdealAt(node, t), Ref: p.w.HostIdealAt(ref, t), Steps: n - n0, RefSteps: r - r0})
+		tw.Points = append(tw.Points, groundtruth.Point{Local: p.w.HostIdealAt(node, t), Ref: p.w.HostIdealAt(ref, t)})
 	}
 	p.windows = append(p.windows, tw)
 	p.fail(p.truth.Write(tw))
@@ -202,6 +197,9 @@ func (p *syncProtocol) Round(r *rounds.RoundReport) {
 		c := &r.Summary.Consistency
 		line.Chi2, line.Chi2DOF, line.PValue, line.BirgeRatio = c.Chi2, c.DOF, c.PValue, c.Birge
 		line.Inconsistent, line.Warning = !c.Consistent, c.Warning()
+	}
+	if len(r.Notes) > 0 {
+		line.Warning = strings.Join(append(slices.DeleteFunc([]string{line.Warning}, func(w string) bool { return w == "" }), r.Notes...), "; ")
 	}
 	fig := roundFigures{round: r.Round, figures: r.Figures, missing: r.Missing, warning: line.Warning}
 	if r.Err != nil {

@@ -41,10 +41,11 @@ type ControlSummary struct {
 	Missing map[string][]int `json:"missing,omitempty"`
 	// Errors lists, per round, why it was unsolved or only partly solved.
 	Errors map[string]string `json:"errors,omitempty"`
-	// Inconsistent lists, per round whose loops did not close within
-	// their uncertainty, GraphCalc's warning (its uncertainties were
-	// inflated to cover it).
-	Inconsistent map[string]string `json:"inconsistent,omitempty"`
+	// Warnings lists, per round whose loops did not close within their
+	// uncertainty (GraphCalc inflated its uncertainties to cover it) or
+	// whose solution could not settle something (a clock step no node
+	// count can attribute), what it says.
+	Warnings map[string]string `json:"warnings,omitempty"`
 }
 
 // ProbeSummary adds up the probe stream.
@@ -87,10 +88,10 @@ func (p *syncProtocol) summarize(s *Summary) {
 			out.Control.Errors[key] = r.err
 		}
 		if r.warning != "" {
-			if out.Control.Inconsistent == nil {
-				out.Control.Inconsistent = map[string]string{}
+			if out.Control.Warnings == nil {
+				out.Control.Warnings = map[string]string{}
 			}
-			out.Control.Inconsistent[key] = r.warning
+			out.Control.Warnings[key] = r.warning
 		}
 	}
 	out.Rounds = len(p.reports)

@@ -65,8 +65,11 @@ func (n *tracedNode) Finished(_ world.NodeID, ev training.Event) {
 // space builds the node's XSpace: /host:CPU (the launching thread, with
 // the node_id, run_id and world_size stats),
 // /device:GPU:0 (a line per stream) and /host:snapshots (one instant
-// event per snapshot pair), every event on the tracer clock.
-func (n *tracedNode) space(runID string, pairs []snapshots.Pair) *xplanepb.XSpace {
+// event per snapshot pair), every event on the tracer clock. It also
+// returns how many events ended before they started on the tracer clock
+// (one that stepped back while they ran): they are written with duration
+// 0 (see tracerSpan).
+func (n *tracedNode) space(runID string, pairs []snapshots.Pair) (*xplanepb.XSpace, int) {
 	host := xspace.NewPlaneBuilder(0, "/host:CPU")
 	host.AddStat(xspace.Int("node_id", int64(n.id)))
 	host.AddStat(xspace.Str("run_id", runID))
@@ -77,6 +80,7 @@ func (n *tracedNode) space(runID string, pairs []snapshots.Pair) *xplanepb.XSpac
 		return cmp.Or(cmp.Compare(a.ev.Plane, b.ev.Plane), cmp.Compare(a.ev.Line, b.ev.Line), cmp.Compare(a.ev.StartR, b.ev.StartR))
 	})
 	lines := map[[2]int]*xspace.LineBuilder{}
+	negative := 0
 	for _, e := range evs {
 		ev := e.ev
 		b, name := host, "host thread"
@@ -93,7 +97,11 @@ func (n *tracedNode) space(runID string, pairs []snapshots.Pair) *xplanepb.XSpac
 		if ev.HloOp != "" {
 			st = append(st, xspace.Str("hlo_op", ev.HloOp))
 		}
-		lb.Add(ev.Name, int64(ev.StartR), int64(ev.EndR-ev.StartR), st...)
+		start, dur, neg := tracerSpan(ev)
+		if neg {
+			negative++
+		}
+		lb.Add(ev.Name, start, dur, st...)
 	}
 	planes := []*xplanepb.XPlane{host.Plane(), gpu.Plane()}
 	if len(pairs) > 0 {
@@ -104,7 +112,18 @@ func (n *tracedNode) space(runID string, pairs []snapshots.Pair) *xplanepb.XSpac
 		}
 		planes = append(planes, sp.Plane())
 	}
-	return &xplanepb.XSpace{Planes: planes, Hostnames: []string{fmt.Sprintf("node%d", n.id)}}
+	return &xplanepb.XSpace{Planes: planes, Hostnames: []string{fmt.Sprintf("node%d", n.id)}}, negative
+}
+
+// tracerSpan is an event's start and duration on the tracer clock. A
+// tracer clock that stepped back while the event ran gives a negative
+// duration, which no XSpace event can have: it becomes 0, and neg says so.
+func tracerSpan(ev training.Event) (start, dur int64, neg bool) {
+	start, dur = int64(ev.StartR), int64(ev.EndR-ev.StartR)
+	if dur < 0 {
+		return start, 0, true
+	}
+	return start, dur, false
 }
 
 // record writes every node's trace and snapshots, checks the raw traces,
@@ -121,7 +140,8 @@ func (p *tracedProtocol) record(dir string) (*TraceSummary, error) {
 		n.sampler.Stop()
 		pairs := n.sampler.Pairs()
 		st := n.sampler.Stats()
-		space := n.space(p.runID, pairs)
+		space, negative := n.space(p.runID, pairs)
+		sum.NegativeDurations += negative
 		trace, snap := nodeFile(dir, fileNodeTrace, i), nodeFile(dir, fileNodeSnapshot, i)
 		if err := xspace.Write(trace, space); err != nil {
 			return nil, err

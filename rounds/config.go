@@ -109,7 +109,8 @@ type RoundReport struct {
 	Summary                 *graphcalc.RoundSummary  // nil when the round could not be solved
 	Offsets                 []offsets.Offset
 	Edges                   []offsets.Edge
-	Err                     error // why the round is unsolved or partial (e.g. *graphcalc.DisconnectedError)
+	Err                     error    // why the round is unsolved or partial (e.g. *graphcalc.DisconnectedError)
+	Notes                   []string // what the solution could not settle (rounds.Solver.Notes)
 	Figures                 Figures
 }
 

@@ -45,9 +45,9 @@ func FitEdge(b *probelog.Block, o estimate.Options) *syncpb.EdgeAlphaBeta {
 		return e
 	}
 	e.Alpha, e.Beta, e.SigmaNs, e.AlphaSigma = f.Alpha, f.Beta, f.Sigma, f.AlphaSigma
-	e.StepDetected, e.StepAtNs, e.StepAfterNs, e.MarginNs = f.Step, f.StepAt, f.StepAfter, f.Margin
+	e.StepDetected, e.StepAtNs, e.StepAfterNs, e.MarginNs, e.AsymSigmaNs = f.Step, f.StepAt, f.StepAfter, f.Margin, f.AsymSigma
 	if p := f.Pre; p != nil {
-		e.PreStep = &syncpb.EdgeFit{Alpha: p.Alpha, Beta: p.Beta, SigmaNs: p.Sigma, AlphaSigma: p.AlphaSigma, PairsCount: int32(p.Pairs)}
+		e.PreStep = &syncpb.EdgeFit{Alpha: p.Alpha, Beta: p.Beta, SigmaNs: p.Sigma, AlphaSigma: p.AlphaSigma, PairsCount: int32(p.Pairs), AsymSigmaNs: p.AsymSigma}
 	}
 	return e
 }

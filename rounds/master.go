@@ -175,6 +175,10 @@ func (m *master) finish() {
 		r.Window = ref.WindowId
 	}
 	r.Summary, r.Offsets, r.Edges, r.Err = m.solver.Solve(m.round, r.Nodes)
+	r.Notes = m.solver.Notes()
+	for _, n := range r.Notes {
+		m.n.env.Logger().Warn("round not settled", "round", m.round, "note", n)
+	}
 	r.Figures = Figures{
 		Window:       m.length,
 		GatherWait:   time.Duration(m.now() - m.endAt),

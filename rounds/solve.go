@@ -28,7 +28,17 @@ type Solver struct {
 	// (see modelError).
 	prev     map[int]offsets.Offset
 	mismatch []mismatch
+	// ambiguity is the clock steps so far that could not be told to be
+	// the reference's or another node's, ns (in quadrature): global time
+	// after them is uncertain by that much, and every later model with it.
+	ambiguity float64
+	// notes say what the last round's solution could not settle.
+	notes []string
 }
+
+// Notes returns what the last Solve could not settle (an unattributable
+// clock step), one line each; nil when nothing.
+func (s *Solver) Notes() []string { return s.notes }
 
 // NewSolver solves rounds over the probe graph's nodes against reference
 // ref.
@@ -55,6 +65,7 @@ var errNoReference = errors.New("the reference node did not report")
 // record is the model before its steps, with the steps (size and time) in
 // Steps; a step of the reference is carried into every later round.
 func (s *Solver) Solve(round uint64, reports []*syncpb.NodeWindowData) (*graphcalc.RoundSummary, []offsets.Offset, []offsets.Edge, error) {
+	s.notes = nil
 	byNode := map[int]*syncpb.NodeWindowData{}
 	for _, d := range reports {
 		if d != nil {
@@ -81,7 +92,7 @@ func (s *Solver) Solve(round uint64, reports []*syncpb.NodeWindowData) (*graphca
 	// node stepped.
 	before := func(m graphcalc.Model) graphcalc.Model { return m }
 	var steps map[int]offsets.Step
-	carried := s.carried
+	carried, ambiguity := s.carried, s.ambiguity
 	if hasStep(reports) {
 		_, pre, _ := s.input(round, reports, true)
 		pre.Origin = post.Origin
@@ -105,6 +116,9 @@ func (s *Solver) Solve(round uint64, reports []*syncpb.NodeWindowData) (*graphca
 		rec := s.record(round, rd, byNode[m.Node], before(m), carried)
 		if st, ok := steps[m.Node]; ok {
 			rec.Steps = []offsets.Step{inWindow(st, rec)}
+		}
+		if m.Node != s.ref {
+			rec.UncertaintyNS = math.Hypot(rec.UncertaintyNS, ambiguity)
 		}
 		offs = append(offs, rec)
 	}
@@ -170,7 +184,7 @@ func (s *Solver) input(round uint64, reports []*syncpb.NodeWindowData, pre bool)
 			recs = append(recs, offsets.Edge{
 				Type: "edge", RoundID: round, WindowID: d.WindowId,
 				Src: int(e.SrcNodeId), Dst: int(e.DstNodeId),
-				Alpha: e.Alpha, Beta: e.Beta, Sigma: e.SigmaNs,
+				Alpha: e.Alpha, Beta: e.Beta, Sigma: e.SigmaNs, AsymSigma: e.AsymSigmaNs,
 				PairsCount: int(e.PairsCount), LostCount: int(e.LostCount),
 				Insufficient: e.Insufficient, StepDetected: e.StepDetected,
 			})
@@ -179,7 +193,7 @@ func (s *Solver) input(round uint64, reports []*syncpb.NodeWindowData, pre bool)
 			}
 			ed := graphcalc.Edge{
 				Src: int(e.SrcNodeId), Dst: int(e.DstNodeId),
-				Alpha: e.Alpha, Beta: e.Beta, Sigma: e.SigmaNs, AlphaSigma: e.AlphaSigma,
+				Alpha: e.Alpha, Beta: e.Beta, Sigma: e.SigmaNs, AlphaSigma: e.AlphaSigma, SysSigma: e.AsymSigmaNs,
 				SrcOrigin: FitOrigin(d.WindowStartNs, d.WindowEndNs),
 			}
 			if pre && e.StepDetected {
@@ -187,7 +201,7 @@ func (s *Solver) input(round uint64, reports []*syncpb.NodeWindowData, pre bool)
 				if p == nil {
 					continue
 				}
-				ed.Alpha, ed.Beta, ed.Sigma, ed.AlphaSigma = p.Alpha, p.Beta, p.SigmaNs, p.AlphaSigma
+				ed.Alpha, ed.Beta, ed.Sigma, ed.AlphaSigma, ed.SysSigma = p.Alpha, p.Beta, p.SigmaNs, p.AlphaSigma, p.AsymSigmaNs
 			}
 			used = append(used, len(recs)-1)
 			in.Edges = append(in.Edges, ed)
@@ -233,6 +247,19 @@ func (s *Solver) steps(post, pre *graphcalc.RoundSummary, reports []*syncpb.Node
 		return nil, 0
 	}
 	gauge, gsigma := stats.Median(scaled), stats.Median(sigmas)
+	// The median stands for the nodes that did not step only when they
+	// are most of them; otherwise (two nodes, or half of them stepping
+	// alike) nothing says which stepped.
+	agree := 0
+	for _, d := range ds {
+		if math.Abs(d.d-d.rate*gauge) <= stepSigmas*math.Hypot(d.sigma, gsigma) {
+			agree++
+		}
+	}
+	ambiguous := len(ds) < 3 || 2*agree <= len(ds)
+	if ambiguous {
+		gauge = 0 // by convention the reference did not step
+	}
 	out := map[int]offsets.Step{}
 	for _, d := range ds {
 		size, sigma := d.d-d.rate*gauge, math.Hypot(d.sigma, gsigma)
@@ -240,6 +267,13 @@ func (s *Solver) steps(post, pre *graphcalc.RoundSummary, reports []*syncpb.Node
 			continue
 		}
 		st := offsets.Step{SizeNS: size, SizeUncertaintyNS: sigma}
+		if ambiguous {
+			// The step may as well have been the reference's: then global
+			// time, which runs on the reference's clock, moved by it.
+			st.SizeUncertaintyNS = math.Hypot(sigma, size)
+			s.ambiguity = math.Hypot(s.ambiguity, size)
+			s.notes = append(s.notes, fmt.Sprintf("node %d and the reference moved %.0f ns apart (a clock step), and too few nodes say which of them stepped: global time after it is uncertain by that much", d.node, size))
+		}
 		st.AtNS, st.AtUncertaintyNS = s.stepTime(d.node, pre, post, reports)
 		out[d.node] = st
 	}

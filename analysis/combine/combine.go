@@ -354,6 +354,8 @@ func (c *combiner) aligner(in Input, ns *nodeState) error {
 		}
 	}
 	ns.al, ns.snaps, ns.offs = align.NewNode(in.Node, snaps, c.offs), snaps, c.offs
+	ns.md.HostSteps = len(align.StepsOf(c.offs, in.Node))
+	ns.stepped = ns.md.HostSteps > 0
 	return nil
 }
 
@@ -521,7 +523,6 @@ func (c *combiner) snapshots(in Input, md *NodeMetadata) (*align.Snapshots, erro
 	md.Snapshots, md.SnapshotPairs, md.SnapshotSamples = c.rel(in.Snapshots), snaps.Len(), snaps.Samples()
 	md.SamplingPeriodNS, md.SnapshotsTaken, md.MissingSnapshots = sp.SamplingPeriodNs, sp.SnapshotsTaken, sp.MissedDeadline
 	md.SnapshotResidualNS = snaps.PairSigma()
-	md.HostSteps = len(steps)
 	return snaps, nil
 }
 

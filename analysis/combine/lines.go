@@ -25,7 +25,8 @@ type planeJob struct {
 	p            *wirePlane
 	path, name   string // the trace's path, the plane's new name
 	uncID, hloID int64
-	collectives  bool // the plane's collective kernels carry hlo_op
+	stepID       int64 // statStepInside's id; 0 when the node has no host step
+	collectives  bool  // the plane's collective kernels carry hlo_op
 	pid          int64
 	node         int
 	json, print  bool
@@ -96,42 +97,44 @@ func (t *transcoder) aligner(ns *nodeState, out *lineOut) *lineAligner {
 
 // alignSpanPs aligns an event's start and end, ps from the plane's base,
 // to ps from the output's, and returns the larger of their uncertainties
-// (align.Node.AlignSpan); an error where a time does not fit an int64 of
-// ps or of ns (see ps.go).
-func (a *lineAligner) alignSpanPs(ps0, ps1 int64) (start, end int64, sigma float64, err error) {
+// (align.Node.AlignSpan) and whether the event spans a step of the node's
+// host clock (align.AcrossStep); an error where a time does not fit an
+// int64 of ps or of ns (see ps.go).
+func (a *lineAligner) alignSpanPs(ps0, ps1 int64) (start, end int64, sigma float64, across bool, err error) {
 	shift := a.shift * 1000 // fits: setBase bounds shift by maxLineNs
 	if a.al == nil {
 		start, ok0 := addPs(ps0, shift)
 		end, ok1 := addPs(ps1, shift)
 		if !ok0 || !ok1 {
-			return 0, 0, 0, fmt.Errorf("its times moved to the combined trace's time base (by %d ns) lie beyond the reach of int64 picoseconds", a.shift)
+			return 0, 0, 0, false, fmt.Errorf("its times moved to the combined trace's time base (by %d ns) lie beyond the reach of int64 picoseconds", a.shift)
 		}
-		return start, end, 0, nil
+		return start, end, 0, false, nil
 	}
 	n0, n1 := floorDiv(ps0, 1000), floorDiv(ps1, 1000)
 	r0, ok0 := addPs(n0, a.inBase)
 	r1, ok1 := addPs(n1, a.inBase)
 	if !ok0 || !ok1 {
-		return 0, 0, 0, fmt.Errorf("its time from the plane's time base %d ns lies beyond the int64 range of ns", a.inBase)
+		return 0, 0, 0, false, fmt.Errorf("its time from the plane's time base %d ns lies beyond the int64 range of ns", a.inBase)
 	}
 	t0, t1 := a.al.AlignSpan(r0, r1)
 	a.count(t0.Flags)
 	a.count(t1.Flags)
-	if t0.Flags&align.AcrossStep != 0 {
+	across = t0.Flags&align.AcrossStep != 0
+	if across {
 		a.out.acrossStep++
 	}
 	if (t0.Flags|t1.Flags)&align.Overflow != 0 {
-		return 0, 0, 0, fmt.Errorf("its tracer time %d ns maps beyond the int64 range of ns (is the node's clock model, or are its snapshot pairs, out of range?)", r0)
+		return 0, 0, 0, false, fmt.Errorf("its tracer time %d ns maps beyond the int64 range of ns (is the node's clock model, or are its snapshot pairs, out of range?)", r0)
 	}
 	start, ok0 = psFrom(t0.Global, a.outBase, ps0-n0*1000)
 	end, ok1 = psFrom(t1.Global, a.outBase, ps1-n1*1000)
 	switch {
 	case !ok0:
-		return 0, 0, 0, psFromError("start", t0.Global, a.outBase)
+		return 0, 0, 0, false, psFromError("start", t0.Global, a.outBase)
 	case !ok1:
-		return 0, 0, 0, psFromError("end", t1.Global, a.outBase)
+		return 0, 0, 0, false, psFromError("end", t1.Global, a.outBase)
 	}
-	return start, end, t0.Sigma, nil
+	return start, end, t0.Sigma, across, nil
 }
 
 // count counts what an aligned reading assumed into the line's figures.

@@ -48,8 +48,8 @@ type NodeMetadata struct {
 	// bursts from how far inner pairs lie off their neighbours' chord.
 	SnapshotResidualNS float64 `json:"snapshot_residual_ns"`
 	// HostSteps counts the steps of the node's host clock its offsets
-	// record: the snapshot mapping runs through them (see
-	// align.NewSnapshotsStepped).
+	// record: the snapshot mapping, where there is one, runs through them
+	// (see align.NewSnapshotsStepped).
 	HostSteps     int `json:"host_steps,omitempty"`
 	OffsetWindows int `json:"offset_windows"`
 	// MaxCorrectionNS is the largest |aligned − raw| over the node's

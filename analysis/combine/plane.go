@@ -16,7 +16,11 @@ const (
 	statHostname    = "hostname"
 	statClockSkew   = "clock_skew_ns"
 	statUncertainty = "clock_uncertainty_ns"
-	statHloOp       = "hlo_op"
+	// statStepInside (int64 1) marks an event that spans a step of its
+	// node's host clock (align.AcrossStep); the planes of a node whose
+	// offsets record no step never carry it, nor its metadata.
+	statStepInside = "clock_step_inside"
+	statHloOp      = "hlo_op"
 )
 
 // nodeState accumulates one node's figures while its planes are aligned.
@@ -33,6 +37,9 @@ type nodeState struct {
 	haveFirst bool
 	ops       []validate.Op
 	declared  int // the most nodes a plane's world_size stat declares; 0: none
+	// stepped: the node's offsets record a step of its host clock, so its
+	// events may span one (then its planes get statStepInside's metadata).
+	stepped bool
 	// The plane being rewritten counts its times from inBase (ns, its
 	// time_base_ns stat, else 0); the output counts from outBase, the
 	// combined trace's base; shift = inBase − outBase.

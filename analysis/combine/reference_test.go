@@ -137,10 +137,15 @@ func (c *combiner) printEvents(node int, p *xplanepb.XPlane) error {
 // place: each line's events keep their order by raw start (a later event
 // whose aligned start would come earlier is moved to its predecessor's),
 // the line is re-based on its earliest aligned event, and every event gets
-// a clock_uncertainty_ns stat. It returns the correction at the plane's
-// first event, or an error where a time does not fit.
+// a clock_uncertainty_ns stat (and one that spans a step of the node's
+// host clock a clock_step_inside stat). It returns the correction at the
+// plane's first event, or an error where a time does not fit.
 func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64, err error) {
 	uncID := statID(p, statUncertainty)
+	var stepID int64
+	if ns.stepped {
+		stepID = statID(p, statStepInside)
+	}
 	hloID, hasHlo := findStat(p, statHloOp)
 	// The wire path's alignment (the same align.Node per plane); its flag
 	// counts go to the node's metadata when the plane is done.
@@ -149,6 +154,7 @@ func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64, err
 	defer func() {
 		ns.md.ExtrapolatedEvents += flags.extrapolated
 		ns.md.OutsideWindowEvents += flags.outside
+		ns.md.AcrossStepEvents += flags.acrossStep
 	}()
 	var order []int
 	firstPlane, haveSkew := int64(0), false
@@ -167,7 +173,7 @@ func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64, err
 		for k, i := range order {
 			ev := evs[i]
 			raw := base + ev.GetOffsetPs()
-			start, end, sigma, err := al.alignSpanPs(raw, raw+ev.DurationPs)
+			start, end, sigma, across, err := al.alignSpanPs(raw, raw+ev.DurationPs)
 			if err != nil {
 				return 0, fmt.Errorf("line %d: %w", line.Id, err)
 			}
@@ -184,6 +190,9 @@ func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64, err
 			ns.sigmaMax = max(ns.sigmaMax, sigma)
 			ev.Stats = append(ev.Stats, &xplanepb.XStat{MetadataId: uncID,
 				Value: &xplanepb.XStat_Uint64Value{Uint64Value: uint64(math.Ceil(sigma))}})
+			if across {
+				ev.Stats = append(ev.Stats, &xplanepb.XStat{MetadataId: stepID, Value: &xplanepb.XStat_Int64Value{Int64Value: 1}})
+			}
 			corr := start - raw
 			ns.md.MaxCorrectionNS = max(ns.md.MaxCorrectionNS, abs(corr)/1000)
 			if !haveSkew {

@@ -136,7 +136,8 @@ func checkTs(pj *planeJob, h *lineHead, ts int64) error {
 // raw start (a later event whose aligned start would come earlier starts
 // with its predecessor instead, and is counted), the line is re-based on
 // its earliest aligned event, and every timed event gets a
-// clock_uncertainty_ns stat.
+// clock_uncertainty_ns stat (and one that spans a step of the node's host
+// clock a clock_step_inside stat).
 func (t *transcoder) rewriteLine(pj *planeJob, b []byte, out *lineOut) error {
 	h, err := t.lineHead(pj, b)
 	if err != nil {
@@ -282,7 +283,7 @@ func (a *lineAligner) event(e *wireEvent, base int64, first bool) error {
 	if !ok0 || !ok1 {
 		return fmt.Errorf("its start or end (duration_ps %d) from the line's timestamp_ns %d lies beyond the reach of int64 picoseconds", e.dur, base/1000)
 	}
-	start, end, sigma, err := a.alignSpanPs(raw, rawEnd)
+	start, end, sigma, across, err := a.alignSpanPs(raw, rawEnd)
 	if err != nil {
 		return err
 	}
@@ -295,7 +296,7 @@ func (a *lineAligner) event(e *wireEvent, base int64, first bool) error {
 	if !ok {
 		return fmt.Errorf("its aligned duration, from %d ps to %d ps, does not fit an int64 of picoseconds", start, end)
 	}
-	e.start, e.newDur, e.sigma = start, max(0, dur), sigma
+	e.start, e.newDur, e.sigma, e.across = start, max(0, dur), sigma, across
 	out.sigmas = append(out.sigmas, e.sigma)
 	out.sigmaMax = max(out.sigmaMax, e.sigma)
 	raw, ok0 = addPs(raw, a.shift*1000) // from the output's base
@@ -325,7 +326,14 @@ func (t *transcoder) emitEvent(line []byte, pj *planeJob, e *wireEvent, nb, tid,
 	if !ok {
 		return line, pj.eventError(lineID, e, fmt.Errorf("its aligned start %d ps lies beyond the reach of int64 picoseconds from the line's new timestamp_ns %d", e.start, nb/1000))
 	}
-	line, hlo, hasHlo, err := t.appendEvent(line, p, e, offset, pj.uncID, pj.hloID, wantHlo)
+	var hlo string
+	var hasHlo bool
+	var err error
+	if e.across {
+		line, hlo, hasHlo, err = t.appendSpanning(line, pj, e, offset, wantHlo)
+	} else {
+		line, hlo, hasHlo, err = t.appendEvent(line, p, e, offset, pj.uncID, pj.hloID, wantHlo)
+	}
 	if err != nil {
 		return line, err
 	}

@@ -20,6 +20,7 @@ type wireEvent struct {
 	meta          int64
 	offset, dur   int64
 	timed         bool
+	across        bool  // it spans a step of the node's host clock (statStepInside)
 	start, newDur int64 // aligned start (ps) and duration
 	sigma         float64
 }
@@ -65,6 +66,9 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 	pj := &planeJob{p: p, path: path, name: name, node: node, pid: 1 + id, ns: t.ns,
 		json: c.json != nil, print: c.o.PrintEvents != nil, sortLines: c.o.sortLines}
 	pj.uncID = p.addStat(statUncertainty, &newStats)
+	if t.ns.stepped {
+		pj.stepID = p.addStat(statStepInside, &newStats)
+	}
 	hloID, hasHlo := p.statID(statHloOp)
 	gpu := len(p.name) >= len(gpuPrefix) && p.name[:len(gpuPrefix)] == gpuPrefix
 	pj.hloID, pj.collectives = hloID, hasHlo && gpu
@@ -257,15 +261,15 @@ const (
 	tagStatUint      = byte(fStatUint<<3 | protowire.VarintType)
 )
 
-// appendEvent appends a timed event to line as a line's events field:
-// the event with its new offset and duration, its other fields as they
-// were, and the uncertainty stat (see rewriteEvent); with wantHlo it also
-// returns the event's hlo_op stat, if it has one. An event whose other
-// fields are one run (tailOK, as every encoder writes them) is written in
-// place, its size computed first.
+// appendEvent appends a timed event that spans no host clock step to line
+// as a line's events field: the event with its new offset and duration,
+// its other fields as they were, and the uncertainty stat (see
+// rewriteEvent); with wantHlo it also returns the event's hlo_op stat, if
+// it has one. An event whose other fields are one run (tailOK, as every
+// encoder writes them) is written in place, its size computed first.
 func (t *transcoder) appendEvent(line []byte, p *wirePlane, e *wireEvent, offset, uncID, hloID int64, wantHlo bool) ([]byte, string, bool, error) {
 	if !e.tailOK {
-		ev, hlo, hasHlo, err := t.rewriteEvent(p, e, offset, uncID, hloID, wantHlo)
+		ev, hlo, hasHlo, err := t.rewriteEvent(p, e, offset, uncID, 0, hloID, wantHlo)
 		if err != nil {
 			return line, "", false, err
 		}
@@ -315,10 +319,23 @@ func (t *transcoder) appendEvent(line []byte, p *wirePlane, e *wireEvent, offset
 	return line, hlo, hasHlo, nil
 }
 
+// appendSpanning is appendEvent for an event of pj's plane that spans a
+// step of its node's host clock: it gets the step stat too. Such events
+// are rare, and take the general path.
+func (t *transcoder) appendSpanning(line []byte, pj *planeJob, e *wireEvent, offset int64, wantHlo bool) ([]byte, string, bool, error) {
+	ev, hlo, hasHlo, err := t.rewriteEvent(pj.p, e, offset, pj.uncID, pj.stepID, pj.hloID, wantHlo)
+	if err != nil {
+		return line, "", false, err
+	}
+	line = protowire.AppendTag(line, fLineEvents, protowire.BytesType)
+	return protowire.AppendBytes(line, ev), hlo, hasHlo, nil
+}
+
 // rewriteEvent writes a timed event with its new offset and duration, its
-// other fields as they were, and the uncertainty stat; with wantHlo it also
+// other fields as they were, the uncertainty stat (id uncID) and, if it
+// spans a host clock step, the step stat (id stepID); with wantHlo it also
 // returns the event's hlo_op stat, if it has one.
-func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, hloID int64, wantHlo bool) ([]byte, string, bool, error) {
+func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, stepID, hloID int64, wantHlo bool) ([]byte, string, bool, error) {
 	out := t.ev[:0]
 	if e.meta != 0 {
 		out = protowire.AppendTag(out, fEventMeta, protowire.VarintType)
@@ -354,13 +371,17 @@ func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, hlo
 		}
 	}
 	out = appendStat(out, fEventStats, uncID, fStatUint, uint64(math.Ceil(e.sigma)), "")
+	if e.across {
+		out = appendStat(out, fEventStats, stepID, fStatInt, 1, "")
+	}
 	t.ev = out
 	return out, hlo, hasHlo, nil
 }
 
 // eventJSON appends one event's JSON to b: its metadata's stats, then its
-// own, then its uncertainty, as args (the metadata's name and stats
-// rendered once per plane, by prepareJSON).
+// own, then its uncertainty and, if it spans a host clock step, the step
+// stat, as args (the metadata's name and stats rendered once per plane,
+// by prepareJSON).
 func (t *transcoder) eventJSON(b []byte, p *wirePlane, e *wireEvent, m *wireMeta, pid, tid int64) []byte {
 	name := jsonEmpty
 	if m != nil {
@@ -377,6 +398,9 @@ func (t *transcoder) eventJSON(b []byte, p *wirePlane, e *wireEvent, m *wireMeta
 	b = p.appendArgsJSON(b, stats, fEventStats)
 	b = append(b, `"`+statUncertainty+`":"`...)
 	b = strconv.AppendUint(b, uint64(math.Ceil(e.sigma)), 10)
+	if e.across {
+		b = append(b, `","`+statStepInside+`":"1`...)
+	}
 	return append(b, `"}}`...)
 }
 

@@ -41,6 +41,17 @@ func TestWireMatchesProto(t *testing.T) {
 			}
 			return in, Options{Offsets: offs, Validate: true}
 		}},
+		{"synthetic, host clock steps forward", func(t *testing.T, dir string) ([]Input, Options) {
+			in, offs := writeStepped(t, dir, steppedNodes(250e6), stepEvents(5.5e9))
+			return in, Options{Offsets: offs, Validate: true}
+		}},
+		{"synthetic, host clock steps back, lines out of order", func(t *testing.T, dir string) ([]Input, Options) {
+			in, offs := writeStepped(t, dir, steppedNodes(-1.5e9), stepEvents(5.5e9))
+			for _, x := range in {
+				reverseLines(t, x.Trace)
+			}
+			return in, Options{Offsets: offs, Validate: true}
+		}},
 		{"synthetic, no correction", func(t *testing.T, dir string) ([]Input, Options) {
 			in, offs := writeSynth(t, dir, synthClocks, 10)
 			return in, Options{Offsets: offs, NoCorrection: true, Validate: true}
@@ -109,7 +120,9 @@ func TestWireMatchesProto(t *testing.T) {
 			for i := range wire.Metadata.Nodes {
 				if wire.Metadata.Nodes[i].Events != ref.Metadata.Nodes[i].Events ||
 					wire.Metadata.Nodes[i].MaxCorrectionNS != ref.Metadata.Nodes[i].MaxCorrectionNS ||
-					wire.Metadata.Nodes[i].UncertaintyMaxNS != ref.Metadata.Nodes[i].UncertaintyMaxNS {
+					wire.Metadata.Nodes[i].UncertaintyMaxNS != ref.Metadata.Nodes[i].UncertaintyMaxNS ||
+					wire.Metadata.Nodes[i].HostSteps != ref.Metadata.Nodes[i].HostSteps ||
+					wire.Metadata.Nodes[i].AcrossStepEvents != ref.Metadata.Nodes[i].AcrossStepEvents {
 					t.Errorf("node %d metadata: wire %+v, reference %+v", i, wire.Metadata.Nodes[i], ref.Metadata.Nodes[i])
 				}
 			}

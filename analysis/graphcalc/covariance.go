@@ -27,24 +27,45 @@ func (s *system) exactVariance() ([]float64, error) {
 	if s.n == 1 {
 		return v, nil
 	}
+	inv, err := s.exactInverse()
+	if err != nil {
+		return nil, err
+	}
+	for i := range v {
+		v[i] = inv(i, i)
+	}
+	return v, nil
+}
+
+// exactInverse returns N⁻¹ as a function of two node positions (0 where
+// either is the reference), from a dense Cholesky factorisation.
+func (s *system) exactInverse() (func(i, j int) float64, error) {
+	if s.n == 1 {
+		return func(int, int) float64 { return 0 }, nil
+	}
 	var ch mat.Cholesky
 	if !ch.Factorize(s.dense()) {
 		return nil, fmt.Errorf("%w: normal matrix of %d unknowns is not positive definite", ErrNotConverged, s.n-1)
 	}
-	var inv mat.SymDense
-	if err := ch.InverseTo(&inv); err != nil {
+	inv := new(mat.SymDense)
+	if err := ch.InverseTo(inv); err != nil {
 		var c mat.Condition
 		if !errors.As(err, &c) {
 			return nil, fmt.Errorf("%w: inverse: %v", ErrNotConverged, err)
 		}
 	}
-	for i, k := 0, 0; i < s.n; i++ {
-		if i != s.ref {
-			v[i] = inv.At(k, k)
-			k++
+	at := func(i int) int {
+		if i > s.ref {
+			return i - 1
 		}
+		return i
 	}
-	return v, nil
+	return func(i, j int) float64 {
+		if i == s.ref || j == s.ref {
+			return 0
+		}
+		return inv.At(at(i), at(j))
+	}, nil
 }
 
 // sketchVariance estimates the diagonal of N⁻¹ with the Spielman–Srivastava

@@ -115,6 +115,21 @@
 // squared shift over the three worst suspects. RateSigma is scaled by
 // max(1, the rates' Birge ratio).
 //
+// # Systematic uncertainty
+//
+// An edge may say that part of its Sigma is systematic (Edge.SysSigma):
+// an error that other edges share, such as the bias a path asymmetry
+// leaves when queueing on one direction of many links raises the floor of
+// all their delays alike. Such errors do not average out, and a pattern of
+// them that is consistent around every loop (each link i→j, i < j, off by
+// the same b) is invisible to the χ². So the weights count only the
+// statistical part, √(Sigma² − SysSigma²) (floored at 1 ns; down-weighting
+// the edges that reveal an asymmetry would only lean on those that hide
+// it), and each node's Sigma adds, in quadrature, the systematic
+// uncertainties at their worst signs: SysSigma_i = Σ_e |∂x_i/∂t_e|·
+// SysSigma_e, with ∂x/∂t_e = w_e·N⁻¹a_e from the exact inverse (above
+// ExactCovarianceLimit unknowns, the largest SysSigma of the kept edges).
+//
 // # Connectivity
 //
 // Components are those of the undirected graph of the edges (either

@@ -22,6 +22,10 @@ type Edge struct {
 	// Sigma is the 1σ uncertainty of Beta (ns), AlphaSigma that of Alpha;
 	// both must be finite and > 0.
 	Sigma, AlphaSigma float64
+	// SysSigma is the part of Sigma that is systematic: an error that
+	// other edges may share (a path asymmetry the probes reveal, say),
+	// which does not average out; 0 for none. It must be finite and ≥ 0.
+	SysSigma float64
 	// SrcOrigin is the x origin of the fit in Src's own clock (ns, may be
 	// < 0): the protocol fits at the middle of Src's window.
 	SrcOrigin int64
@@ -84,9 +88,10 @@ type Model struct {
 	// Rate is dC_i/dg.
 	Rate float64
 	// Sigma is the 1σ uncertainty of U (ns), inflated to cover the
-	// round's inconsistency (see Consistency); FitSigma is the
-	// least-squares value it was inflated from.
-	Sigma, FitSigma float64
+	// round's inconsistency (see Consistency) and with the edges'
+	// systematic uncertainties at their worst (SysSigma, see the package
+	// doc); FitSigma is the least-squares value it grew from.
+	Sigma, FitSigma, SysSigma float64
 	// RateSigma is the 1σ uncertainty of Rate.
 	RateSigma float64
 }

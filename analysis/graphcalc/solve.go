@@ -64,8 +64,12 @@ func solveComponent(in Input, o Options, ends [][2]int32, label []int32, sum *Ro
 		i, j := local[ends[e][0]], local[ends[e][1]]
 		rate.add(i, j, 1, 1/(ed.AlphaSigma*ed.AlphaSigma), math.Log1p(ed.Alpha), e)
 		t := ed.Alpha*diff(in.Origin, ed.SrcOrigin) + ed.Beta
-		off.add(i, j, 1+ed.Alpha, 1/(ed.Sigma*ed.Sigma), t, e)
-		sigma = append(sigma, ed.Sigma)
+		// The weight counts the statistical part of Sigma only (see
+		// SysSigma in the package doc).
+		stat := math.Sqrt(max(ed.Sigma*ed.Sigma-ed.SysSigma*ed.SysSigma, 1))
+		off.add(i, j, 1+ed.Alpha, 1/(stat*stat), t, e)
+		off.sys = append(off.sys, ed.SysSigma)
+		sigma = append(sigma, stat)
 	}
 	kept := make([]bool, len(off.src))
 	for e := range kept {
@@ -101,17 +105,24 @@ func solveComponent(in Input, o Options, ends [][2]int32, label []int32, sum *Ro
 		return err
 	}
 	con, extra := f.assess(&rate, xo, xr, comp)
+	sys, err := systematicOf(osys, &off, kept, o)
+	if err != nil {
+		return err
+	}
 	sum.Consistency = con
 	sum.Nodes = make([]Model, n)
 	for i, id := range comp {
 		r := math.Exp(xr[i])
-		fit := math.Sqrt(vo[i])
-		sum.Nodes[i] = Model{
+		m := Model{
 			Node: id, Origin: in.Origin, U: xo[i], Rate: r,
-			Sigma:     math.Sqrt(vo[i]*con.Scale*con.Scale + extra[i]),
-			FitSigma:  fit,
+			FitSigma:  math.Sqrt(vo[i]),
 			RateSigma: r * math.Sqrt(vr[i]) * con.RateScale,
 		}
+		if sys != nil {
+			m.SysSigma = sys[i]
+		}
+		m.Sigma = math.Sqrt(vo[i]*con.Scale*con.Scale + extra[i] + m.SysSigma*m.SysSigma)
+		sum.Nodes[i] = m
 	}
 	var ss float64
 	nk := 0
@@ -130,6 +141,26 @@ func solveComponent(in Input, o Options, ends [][2]int32, label []int32, sum *Ro
 		sum.RMSResidual = math.Sqrt(ss / float64(nk))
 	}
 	return nil
+}
+
+// systematicOf is systematic over the offset system, with its exact
+// inverse where the covariance is exact.
+func systematicOf(osys *system, off *rows, kept []bool, o Options) ([]float64, error) {
+	has := false
+	for e, ok := range kept {
+		has = has || ok && off.sys[e] > 0
+	}
+	if !has {
+		return nil, nil
+	}
+	if osys.n-1 > o.ExactCovarianceLimit {
+		return systematic(osys.n, off, kept, nil), nil
+	}
+	inv, err := osys.exactInverse()
+	if err != nil {
+		return nil, fmt.Errorf("offset covariance: %w", err)
+	}
+	return systematic(osys.n, off, kept, inv), nil
 }
 
 // variances returns the diagonals of the inverse normal matrices of the
@@ -232,6 +263,8 @@ func validate(in Input) ([]int, [][2]int32, error) {
 			return nil, nil, bad("Sigma is %v, want finite and > 0", ed.Sigma)
 		case !finite(ed.AlphaSigma) || ed.AlphaSigma <= 0:
 			return nil, nil, bad("AlphaSigma is %v, want finite and > 0", ed.AlphaSigma)
+		case !finite(ed.SysSigma) || ed.SysSigma < 0:
+			return nil, nil, bad("SysSigma is %v, want finite and ≥ 0", ed.SysSigma)
 		}
 	}
 	return nodes, ends, nil

@@ -13,6 +13,9 @@ type rows struct {
 	src, dst []int32
 	c, w, t  []float64
 	orig     []int
+	// sys is each row's systematic uncertainty (Edge.SysSigma), set for
+	// the offset rows only.
+	sys []float64
 }
 
 func newRows(capacity int) rows {

@@ -85,8 +85,8 @@ func PointErrors(offs []offsets.Offset, truth []Window, ref int) (pts []PointErr
 		for _, p := range w.Points {
 			pts = append(pts, PointError{
 				Round: w.Round, Node: w.Node, Local: p.Local,
-				ErrorNS: o.GlobalAfter(p.Local, p.Steps) - r.GlobalAfter(p.Ref, p.RefSteps),
-				SigmaNS: math.Hypot(o.SigmaAfter(p.Local, p.Steps), r.SigmaAfter(p.Ref, p.RefSteps)),
+				ErrorNS: o.Global(p.Local) - r.Global(p.Ref),
+				SigmaNS: math.Hypot(o.SigmaAt(p.Local), r.SigmaAt(p.Ref)),
 			})
 		}
 	}

@@ -73,7 +73,7 @@ func Errors(offs []offsets.Offset, truth []Window, ref int) (errs []Error, unsol
 		}
 		e := Error{Round: w.Round, Node: w.Node}
 		for _, p := range w.Points {
-			e.Offset = append(e.Offset, o.GlobalAfter(p.Local, p.Steps)-r.GlobalAfter(p.Ref, p.RefSteps))
+			e.Offset = append(e.Offset, o.Global(p.Local)-r.Global(p.Ref))
 		}
 		first, last := w.Points[0], w.Points[len(w.Points)-1]
 		if span := float64(last.Local - first.Local); span > 0 {

@@ -21,11 +21,6 @@ import (
 type Point struct {
 	Local int64 `json:"local_ns"`
 	Ref   int64 `json:"ref_ns"`
-	// Steps and RefSteps count the steps the node's and the reference's
-	// clocks took between the window's start and this point: which piece
-	// of a model with steps (offsets.Offset.GlobalAfter) holds here.
-	Steps    int `json:"steps,omitempty"`
-	RefSteps int `json:"ref_steps,omitempty"`
 }
 
 // Window is the truth of one node's window.

@@ -36,7 +36,7 @@ func ExampleCreate() {
 	data, _ := os.ReadFile(path)
 	fmt.Print(string(data))
 	// Output:
-	// {"type":"meta","schema":2,"file":"offsets","run_id":"quickstart","units":"ns","reference_node":0,"estimator":"minfilter","mode":"rounds","model":"global_ns = local_ns - offset_ns - drift_ppm*1e-6*(local_ns - window_start_ns) - sum(size_ns of the steps the reading is after)","uncertainty":"sigma_ns = sqrt(uncertainty_ns^2 + (drift_uncertainty_ppm*1e-6*(local_ns - (window_start_ns + window_end_ns)/2))^2 + sum(size_uncertainty_ns^2 of the steps the reading is after) + sum(size_ns^2 of the steps whose at_ns is within at_uncertainty_ns of it))"}
+	// {"type":"meta","schema":2,"file":"offsets","run_id":"quickstart","units":"ns","reference_node":0,"estimator":"minfilter","mode":"rounds","model":"global_ns = local_ns - offset_ns - drift_ppm*1e-6*(local_ns - window_start_ns) - (1 - drift_ppm*1e-6)*sum(size_ns of the steps the reading is after)","uncertainty":"sigma_ns = sqrt(uncertainty_ns^2 + (drift_uncertainty_ppm*1e-6*(local_ns - (window_start_ns + window_end_ns)/2))^2 + sum(size_uncertainty_ns^2 of the steps the reading is after) + sum(size_ns^2 of the steps it may lie on either side of: within at_uncertainty_ns of at_ns or of the span [at_ns + size_ns .. at_ns) a backward step reads twice))"}
 	// {"type":"offset","round_id":1,"window_id":1,"window_start_ns":1000000000,"window_end_ns":2000000000,"node_id":0,"offset_ns":0,"drift_ppm":0,"uncertainty_ns":0,"drift_uncertainty_ppm":0}
 	// {"type":"offset","round_id":1,"window_id":1,"window_start_ns":1000000000,"window_end_ns":2000000000,"node_id":1,"offset_ns":41250.5,"drift_ppm":-12.25,"uncertainty_ns":80,"drift_uncertainty_ppm":0.02,"steps":[{"at_ns":1600000000,"at_uncertainty_ns":500,"size_ns":250000,"size_uncertainty_ns":30}]}
 }
@@ -45,7 +45,7 @@ func ExampleReadOffsets() {
 	dir, _ := os.MkdirTemp("", "offsets")
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "offsets.jsonl")
-	content := `{"type":"meta","schema":2,"file":"offsets","run_id":"r","units":"ns","reference_node":0,"estimator":"minfilter","mode":"rounds","model":"global_ns = local_ns - offset_ns - drift_ppm*1e-6*(local_ns - window_start_ns) - sum(size_ns of the steps the reading is after)","uncertainty":"sigma_ns = sqrt(uncertainty_ns^2 + (drift_uncertainty_ppm*1e-6*(local_ns - (window_start_ns + window_end_ns)/2))^2 + sum(size_uncertainty_ns^2 of the steps the reading is after) + sum(size_ns^2 of the steps whose at_ns is within at_uncertainty_ns of it))"}
+	content := `{"type":"meta","schema":2,"file":"offsets","run_id":"r","units":"ns","reference_node":0,"estimator":"minfilter","mode":"rounds","model":"global_ns = local_ns - offset_ns - drift_ppm*1e-6*(local_ns - window_start_ns) - (1 - drift_ppm*1e-6)*sum(size_ns of the steps the reading is after)","uncertainty":"sigma_ns = sqrt(uncertainty_ns^2 + (drift_uncertainty_ppm*1e-6*(local_ns - (window_start_ns + window_end_ns)/2))^2 + sum(size_uncertainty_ns^2 of the steps the reading is after) + sum(size_ns^2 of the steps it may lie on either side of: within at_uncertainty_ns of at_ns or of the span [at_ns + size_ns .. at_ns) a backward step reads twice))"}
 {"type":"offset","round_id":1,"window_id":1,"window_start_ns":1000000000,"window_end_ns":2000000000,"node_id":1,"offset_ns":41250.5,"drift_ppm":-12.25,"uncertainty_ns":80,"drift_uncertainty_ppm":0.02,"steps":[{"at_ns":1600000000,"at_uncertainty_ns":500,"size_ns":250000,"size_uncertainty_ns":30}]}
 {"type":"offset","round_id":2,"window_id":2,"window_start_ns":2000000000,"window_end_ns":30` // torn by a crash
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
@@ -66,6 +66,6 @@ func ExampleReadOffsets() {
 	// Output:
 	// run r, estimator minfilter: 1 records, torn tail: true
 	// node 1 at 1500000000 local (covered true, after 0 steps): 1499964874.50 ns global ± 80.00
-	// node 1 at 1700000000 local (covered true, after 1 steps): 1699717324.50 ns global ± 85.53
-	// node 1 at 1600000100 local (covered true, after 1 steps): 1599716199.50 ns global ± 250000.01
+	// node 1 at 1700000000 local (covered true, after 1 steps): 1699717321.44 ns global ± 85.53
+	// node 1 at 1600000100 local (covered true, after 1 steps): 1599716196.44 ns global ± 250000.01
 }

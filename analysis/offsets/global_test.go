@@ -66,7 +66,7 @@ func TestGlobalSmall(t *testing.T) {
 }
 
 // TestGlobalSteps: a reading counts the steps whose at_ns it has reached.
-// After a forward step readings are size_ns less behind; after a backward
+// After a forward step readings are size_ns·(1 − drift) further ahead; after a backward
 // step the clock reads [at+size, at) a second time, and such a reading is
 // taken as before the step (GlobalAfter gives the other reading).
 func TestGlobalSteps(t *testing.T) {
@@ -74,6 +74,10 @@ func TestGlobalSteps(t *testing.T) {
 	with := func(steps ...Step) Offset { o := base; o.Steps = steps; return o }
 	fwd := Step{AtNS: 1300, SizeNS: 50}    // jumped 50 ns ahead at 1300
 	back := Step{AtNS: 1600, SizeNS: -100} // jumped back: 1500..1599 read twice
+	// A reading after a step maps as the reading the clock would have
+	// given without it, local − size, so its drift term is size·100e-6
+	// smaller.
+	const k = 1 - 100e-6
 	for _, tc := range []struct {
 		name  string
 		o     Offset
@@ -82,17 +86,17 @@ func TestGlobalSteps(t *testing.T) {
 		want  float64
 	}{
 		{"forward, before", with(fwd), 1299, 0, 1299 - 10 - 0.0299},
-		{"forward, at", with(fwd), 1300, 1, 1300 - 10 - 0.03 - 50},
-		{"forward, end", with(fwd), 2000, 1, 2000 - 10 - 0.1 - 50},
+		{"forward, at", with(fwd), 1300, 1, 1300 - 10 - 0.03 - 50*k},
+		{"forward, end", with(fwd), 2000, 1, 2000 - 10 - 0.1 - 50*k},
 		{"backward, before", with(back), 1499, 0, 1499 - 10 - 0.0499},
 		{"backward, read twice", with(back), 1550, 0, 1550 - 10 - 0.055},
 		{"backward, last read twice", with(back), 1599, 0, 1599 - 10 - 0.0599},
-		{"backward, at", with(back), 1600, 1, 1600 - 10 - 0.06 + 100},
+		{"backward, at", with(back), 1600, 1, 1600 - 10 - 0.06 + 100*k},
 		{"both, before", with(fwd, back), 1000, 0, 1000 - 10},
 		{"both, before the window", with(fwd, back), 900, 0, 900 - 10 + 0.01},
-		{"both, between", with(fwd, back), 1550, 1, 1550 - 10 - 0.055 - 50},
-		{"both, after", with(fwd, back), 1999, 2, 1999 - 10 - 0.0999 - 50 + 100},
-		{"both, after the window", with(fwd, back), 2100, 2, 2100 - 10 - 0.11 - 50 + 100},
+		{"both, between", with(fwd, back), 1550, 1, 1550 - 10 - 0.055 - 50*k},
+		{"both, after", with(fwd, back), 1999, 2, 1999 - 10 - 0.0999 - 50*k + 100*k},
+		{"both, after the window", with(fwd, back), 2100, 2, 2100 - 10 - 0.11 - 50*k + 100*k},
 	} {
 		if n := tc.o.StepsBefore(tc.local); n != tc.n {
 			t.Errorf("%s: StepsBefore(%d) = %d, want %d", tc.name, tc.local, n, tc.n)
@@ -111,9 +115,9 @@ func TestGlobalSteps(t *testing.T) {
 		want  float64
 	}{
 		{1550, 0, 1550 - 10 - 0.055},
-		{1550, 2, 1550 - 10 - 0.055 - 50 + 100}, // 1550 read again, after the backward step
-		{1550, 5, 1550 - 10 - 0.055 - 50 + 100}, // n beyond the steps: all of them
-		{1500, 2, 1500 - 10 - 0.05 + 50},        // the first reading after the step: just after 1599 before it
+		{1550, 2, 1550 - 10 - 0.055 - 50*k + 100*k}, // 1550 read again, after the backward step
+		{1550, 5, 1550 - 10 - 0.055 - 50*k + 100*k}, // n beyond the steps: all of them
+		{1500, 2, 1500 - 10 - 0.05 + 50*k},          // the first reading after the step: just after 1599 before it
 	} {
 		if got := o.GlobalAfter(tc.local, tc.n); math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("GlobalAfter(%d, %d) = %v, want %v", tc.local, tc.n, got, tc.want)

@@ -57,11 +57,11 @@ const (
 
 // Model is the value of Meta.Model: how an Offset maps a node's clock to the
 // global one (see Offset.Global).
-const Model = "global_ns = local_ns - offset_ns - drift_ppm*1e-6*(local_ns - window_start_ns) - sum(size_ns of the steps the reading is after)"
+const Model = "global_ns = local_ns - offset_ns - drift_ppm*1e-6*(local_ns - window_start_ns) - (1 - drift_ppm*1e-6)*sum(size_ns of the steps the reading is after)"
 
 // UncertaintyModel is the value of Meta.Uncertainty: the 1σ uncertainty of
 // a record's global time (see Offset.SigmaAt).
-const UncertaintyModel = "sigma_ns = sqrt(uncertainty_ns^2 + (drift_uncertainty_ppm*1e-6*(local_ns - (window_start_ns + window_end_ns)/2))^2 + sum(size_uncertainty_ns^2 of the steps the reading is after) + sum(size_ns^2 of the steps whose at_ns is within at_uncertainty_ns of it))"
+const UncertaintyModel = "sigma_ns = sqrt(uncertainty_ns^2 + (drift_uncertainty_ppm*1e-6*(local_ns - (window_start_ns + window_end_ns)/2))^2 + sum(size_uncertainty_ns^2 of the steps the reading is after) + sum(size_ns^2 of the steps it may lie on either side of: within at_uncertainty_ns of at_ns or of the span [at_ns + size_ns .. at_ns) a backward step reads twice))"
 
 // Meta is the first line of both files.
 type Meta struct {
@@ -134,12 +134,14 @@ func (o Offset) StepsBefore(local int64) int {
 }
 
 // GlobalAfter maps local, a reading taken after the first n steps of o,
-// to global time: base(local) − the sizes of those steps, where base is
-// local − OffsetNS − DriftPPM·1e-6·(local − WindowStartNS).
+// to global time: as the model before the steps maps the reading the clock
+// would have given without them, local − Σ size, that is base(local) −
+// Σ size·(1 − DriftPPM·1e-6), where base is local − OffsetNS −
+// DriftPPM·1e-6·(local − WindowStartNS).
 func (o Offset) GlobalAfter(local int64, n int) float64 {
 	g := o.base(local)
 	for _, s := range o.Steps[:max(0, min(n, len(o.Steps)))] {
-		g -= s.SizeNS
+		g -= s.SizeNS * (1 - o.DriftPPM*1e-6)
 	}
 	return g
 }
@@ -186,6 +188,7 @@ type Edge struct {
 	Alpha        float64  `json:"alpha"`                   // fitted drift of the edge
 	Beta         float64  `json:"beta_ns"`                 // fitted offset of the edge
 	Sigma        float64  `json:"sigma_ns"`                // the fit's uncertainty
+	AsymSigma    float64  `json:"asym_sigma_ns,omitempty"` // the part of Sigma a path asymmetry may add (systematic)
 	PairsCount   int      `json:"pairs_count"`             // pairs the fit used
 	LostCount    int      `json:"lost_count"`              // probes lost in the window
 	Residual     *float64 `json:"residual_ns,omitempty"`   // nil when the solver did not use the edge
@@ -229,12 +232,16 @@ type Round struct {
 // SigmaAt returns the 1σ uncertainty, in ns, of Global(local): the
 // offset's uncertainty at the window's middle, the drift's carried from
 // there, each step's size uncertainty for the steps the reading is after,
-// and, for a reading within AtUncertaintyNS of a step, that step's whole
-// size, since which side of it the reading lies is not known.
+// and, for a reading whose side of a step is in doubt, that step's whole
+// size: within AtUncertaintyNS of it, and (a backward step makes the
+// clock read [AtNS + SizeNS, AtNS) twice) anywhere in the span it reads
+// twice.
 func (o Offset) SigmaAt(local int64) float64 {
 	v := o.variance(local, o.StepsBefore(local))
+	x := float64(local)
 	for _, s := range o.Steps {
-		if math.Abs(float64(local)-float64(s.AtNS)) <= s.AtUncertaintyNS {
+		lo, hi := float64(s.AtNS)+min(0, s.SizeNS), float64(s.AtNS)
+		if x >= lo-s.AtUncertaintyNS && x <= hi+s.AtUncertaintyNS {
 			v += s.SizeNS * s.SizeNS
 		}
 	}

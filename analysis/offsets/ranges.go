@@ -96,6 +96,8 @@ func (e Edge) Check() (field, msg string) {
 		return "beta_ns", outOfRange(e.Beta, wantFinite)
 	case !nonNegativeFinite(e.Sigma):
 		return "sigma_ns", outOfRange(e.Sigma, wantSigma)
+	case !nonNegativeFinite(e.AsymSigma):
+		return "asym_sigma_ns", outOfRange(e.AsymSigma, "a finite asym_sigma_ns ≥ 0")
 	case e.Residual != nil && !finite(*e.Residual):
 		return "residual_ns", outOfRange(*e.Residual, wantFinite)
 	}

@@ -57,6 +57,7 @@ var schema = []struct {
 		{"margin_ns", 15, "double", ""},
 		{"step_after_ns", 16, "int64", ""},
 		{"pre_step", 17, "EdgeFit", ""},
+		{"asym_sigma_ns", 18, "double", ""},
 	}},
 	{"EdgeFit", []field{
 		{"alpha", 1, "double", ""},
@@ -64,6 +65,7 @@ var schema = []struct {
 		{"sigma_ns", 3, "double", ""},
 		{"alpha_sigma", 4, "double", ""},
 		{"pairs_count", 5, "int32", ""},
+		{"asym_sigma_ns", 6, "double", ""},
 	}},
 	{"NodeWindowData", []field{
 		{"node_id", 1, "int32", ""},

@@ -79,7 +79,11 @@ type EdgeAlphaBeta struct {
 	// The fit of the probes before the detected step (after any earlier
 	// one), at the same origin; absent without a step or without such
 	// probes.
-	PreStep       *EdgeFit `protobuf:"bytes,17,opt,name=pre_step,json=preStep,proto3" json:"pre_step,omitempty"`
+	PreStep *EdgeFit `protobuf:"bytes,17,opt,name=pre_step,json=preStep,proto3" json:"pre_step,omitempty"`
+	// The part of sigma_ns that a path asymmetry revealed by the probes may
+	// add, in nanoseconds: systematic, shared by other edges, it does not
+	// average out. 0 where the two directions look alike.
+	AsymSigmaNs   float64 `protobuf:"fixed64,18,opt,name=asym_sigma_ns,json=asymSigmaNs,proto3" json:"asym_sigma_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -233,6 +237,13 @@ func (x *EdgeAlphaBeta) GetPreStep() *EdgeFit {
 	return nil
 }
 
+func (x *EdgeAlphaBeta) GetAsymSigmaNs() float64 {
+	if x != nil {
+		return x.AsymSigmaNs
+	}
+	return 0
+}
+
 // EdgeFit is one line fitted to an edge's probes: dst's clock minus src's
 // as alpha·(src clock − origin) + beta.
 type EdgeFit struct {
@@ -242,7 +253,9 @@ type EdgeFit struct {
 	SigmaNs    float64                `protobuf:"fixed64,3,opt,name=sigma_ns,json=sigmaNs,proto3" json:"sigma_ns,omitempty"`
 	AlphaSigma float64                `protobuf:"fixed64,4,opt,name=alpha_sigma,json=alphaSigma,proto3" json:"alpha_sigma,omitempty"`
 	// Probe pairs the line rests on.
-	PairsCount    int32 `protobuf:"varint,5,opt,name=pairs_count,json=pairsCount,proto3" json:"pairs_count,omitempty"`
+	PairsCount int32 `protobuf:"varint,5,opt,name=pairs_count,json=pairsCount,proto3" json:"pairs_count,omitempty"`
+	// As EdgeAlphaBeta's asym_sigma_ns.
+	AsymSigmaNs   float64 `protobuf:"fixed64,6,opt,name=asym_sigma_ns,json=asymSigmaNs,proto3" json:"asym_sigma_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -308,6 +321,13 @@ func (x *EdgeFit) GetAlphaSigma() float64 {
 func (x *EdgeFit) GetPairsCount() int32 {
 	if x != nil {
 		return x.PairsCount
+	}
+	return 0
+}
+
+func (x *EdgeFit) GetAsymSigmaNs() float64 {
+	if x != nil {
+		return x.AsymSigmaNs
 	}
 	return 0
 }
@@ -911,7 +931,7 @@ var File_rounds_syncpb_sync_proto protoreflect.FileDescriptor
 
 const file_rounds_syncpb_sync_proto_rawDesc = "" +
 	"\n" +
-	"\x18rounds/syncpb/sync.proto\x12\x12chronosync.sync.v1\"\xb1\x04\n" +
+	"\x18rounds/syncpb/sync.proto\x12\x12chronosync.sync.v1\"\xd5\x04\n" +
 	"\rEdgeAlphaBeta\x12\x1e\n" +
 	"\vsrc_node_id\x18\x01 \x01(\x05R\tsrcNodeId\x12\x1e\n" +
 	"\vdst_node_id\x18\x02 \x01(\x05R\tdstNodeId\x12\x14\n" +
@@ -936,7 +956,8 @@ const file_rounds_syncpb_sync_proto_rawDesc = "" +
 	"sent_pairs\x18\x0e \x01(\x05R\tsentPairs\x12\x1b\n" +
 	"\tmargin_ns\x18\x0f \x01(\x01R\bmarginNs\x12\"\n" +
 	"\rstep_after_ns\x18\x10 \x01(\x03R\vstepAfterNs\x126\n" +
-	"\bpre_step\x18\x11 \x01(\v2\x1b.chronosync.sync.v1.EdgeFitR\apreStep\"\x90\x01\n" +
+	"\bpre_step\x18\x11 \x01(\v2\x1b.chronosync.sync.v1.EdgeFitR\apreStep\x12\"\n" +
+	"\rasym_sigma_ns\x18\x12 \x01(\x01R\vasymSigmaNs\"\xb4\x01\n" +
 	"\aEdgeFit\x12\x14\n" +
 	"\x05alpha\x18\x01 \x01(\x01R\x05alpha\x12\x12\n" +
 	"\x04beta\x18\x02 \x01(\x01R\x04beta\x12\x19\n" +
@@ -944,7 +965,8 @@ const file_rounds_syncpb_sync_proto_rawDesc = "" +
 	"\valpha_sigma\x18\x04 \x01(\x01R\n" +
 	"alphaSigma\x12\x1f\n" +
 	"\vpairs_count\x18\x05 \x01(\x05R\n" +
-	"pairsCount\"\x88\x02\n" +
+	"pairsCount\x12\"\n" +
+	"\rasym_sigma_ns\x18\x06 \x01(\x01R\vasymSigmaNs\"\x88\x02\n" +
 	"\x0eNodeWindowData\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x05R\x06nodeId\x12\x1b\n" +
 	"\twindow_id\x18\x02 \x01(\x04R\bwindowId\x12\x19\n" +
