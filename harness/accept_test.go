@@ -16,6 +16,7 @@ import (
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/scenarios"
 )
 
@@ -31,7 +32,34 @@ func runLibrary(t *testing.T, name string) (*Result, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if sc.Protocol.Kind == scenario.ProtocolSync {
+		checkCalibrated(t, dir)
+	}
 	return res, dir
+}
+
+// checkCalibrated wants at least groundtruth.Target of a sync run's
+// node-round errors, from its converged_from round on, within 3 of their
+// reported σ (what `chronosync calibrate` prints).
+func checkCalibrated(t *testing.T, dir string) {
+	t.Helper()
+	c, err := Calibrate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("calibration: %d points, %.2f%% within 3σ, max %.2fσ, RMS %.2fσ", c.Points, 100*c.Within3, c.Sigmas.Max, c.RMSSigmas)
+	if !c.Calibrated() {
+		t.Errorf("%.2f%% of %d node-round errors within 3σ (worst %.2fσ); want ≥ %.0f%%", 100*c.Within3, c.Points, c.Sigmas.Max, 100*groundtruth.Target)
+	}
+}
+
+// TestAcceptLibraryCalibration runs the library's other sync scenarios
+// (the real backend's, here in the simulator) and wants each calibrated,
+// as runLibrary does for those the tests above run.
+func TestAcceptLibraryCalibration(t *testing.T) {
+	for _, name := range []string{"real2-idle", "real2-onoff", "real4-jitter"} {
+		t.Run(name, func(t *testing.T) { runLibrary(t, name) })
+	}
 }
 
 func logAccuracy(t *testing.T, name string, a groundtruth.Accuracy) {

@@ -190,8 +190,10 @@ func (m *master) finish() {
 	if len(r.Missing) > 0 {
 		m.n.env.Logger().Warn("round completed without nodes", "round", m.round, "missing", r.Missing)
 	}
-	if r.Summary != nil && !r.Summary.Consistency.Consistent {
-		m.n.env.Logger().Warn("round inconsistent", "round", m.round, "warning", r.Summary.Consistency.Warning())
+	if r.Summary != nil {
+		if w := r.Summary.Consistency.Warning(); w != "" {
+			m.n.env.Logger().Warn("round consistency", "round", m.round, "consistent", r.Summary.Consistency.Consistent, "warning", w)
+		}
 	}
 	var disc *graphcalc.DisconnectedError
 	if errors.As(r.Err, &disc) {

@@ -35,6 +35,10 @@ type Consistency struct {
 	// fit is consistent.
 	Loops    []Loop
 	Suspects []Suspect
+	// Rejected are the links (or directions of links) that outlier
+	// rejection removed, in the order it did: each alone disagreed with
+	// the rest of the graph (Chi2Drop: how much of the χ² it carried).
+	Rejected []Suspect
 	// Ambiguous reports that several links, each alone, would make the
 	// fit consistent (as in a single loop): the data cannot say which is
 	// wrong, and every node's Sigma covers each of them being wrong.
@@ -92,13 +96,23 @@ func (s Suspect) String() string {
 	return fmt.Sprintf("%s (χ² −%.3g%s)", what, s.Chi2Drop, verdict)
 }
 
-// Warning is a one-line account of an inconsistent fit, "" for a
-// consistent one.
+// Warning is a one-line account of an inconsistent fit and of what
+// outlier rejection removed, "" for a consistent fit that rejected nothing.
 func (c *Consistency) Warning() string {
-	if c.Consistent {
-		return ""
-	}
 	var b strings.Builder
+	if len(c.Rejected) > 0 {
+		names := make([]string, len(c.Rejected))
+		for i, s := range c.Rejected {
+			names[i] = s.String()
+		}
+		fmt.Fprintf(&b, "rejected %s: measurements that disagree with the rest of the graph", strings.Join(names, ", "))
+	}
+	if c.Consistent {
+		return b.String()
+	}
+	if b.Len() > 0 {
+		b.WriteString("; ")
+	}
 	fmt.Fprintf(&b, "inconsistent loops: χ² %.4g over %d degrees of freedom (p %.2g, Birge ratio %.3g); uncertainties inflated", c.Chi2, c.DOF, c.PValue, c.Birge)
 	if len(c.Loops) > 0 {
 		fmt.Fprintf(&b, "; worst loop %s", c.Loops[0])

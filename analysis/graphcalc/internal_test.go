@@ -54,7 +54,7 @@ func TestRejectCutsAndLoops(t *testing.T) {
 			if err := newSystem(tc.n, 0, &all, kept).solve(x); err != nil {
 				t.Fatal(err)
 			}
-			f.reject(x)
+			f.reject(x, []int{0, 1, 2, 3, 4, 5})
 			var got []int
 			for e, k := range kept {
 				if !k {

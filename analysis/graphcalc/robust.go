@@ -245,29 +245,35 @@ func sqrtRatio(a float64, b int) float64 {
 // that alone make the fit inconsistent (see pick), while the fit is
 // inconsistent and at most Options.MaxRejectRounds times. x is the
 // current offset solution; it is updated to the solution without the
-// rejected rows. It returns how many were rejected.
-func (f *fitter) reject(x []float64) int {
+// rejected rows. It returns what it rejected (ids maps local indices to
+// node ids).
+func (f *fitter) reject(x []float64, ids []int) []Suspect {
 	q1 := chi2Quantile(f.o.ConsistencyP, 1)
 	if f.o.RejectMargin == 0 {
 		f.o.RejectMargin = q1
 	}
-	rejected := 0
-	for rejected < f.o.MaxRejectRounds {
+	var rejected []Suspect
+	for len(rejected) < f.o.MaxRejectRounds {
 		c2, m := chi2Of(f.all, residuals(f.all, x), f.kept)
 		dof := m - (f.n - 1)
 		if dof <= 0 || pValue(c2, dof) >= f.o.ConsistencyP {
 			break
 		}
-		_, cands := f.candidates(x, c2, dof)
+		ls, cands := f.candidates(x, c2, dof)
 		c, ok := pick(cands, q1, f.o.RejectMargin)
 		if !ok {
 			break
 		}
+		l := ls[c.link]
+		s := Suspect{A: ids[l.a], B: ids[l.b], Src: -1, Chi2Drop: c.drop, Explains: c.explains}
+		if len(c.rows) < len(l.rows) {
+			s.Src = ids[f.all.src[c.rows[0]]]
+		}
+		rejected = append(rejected, s)
 		for _, e := range c.rows {
 			f.kept[e] = false
 		}
 		copy(x, c.x)
-		rejected++
 	}
 	return rejected
 }

@@ -93,7 +93,8 @@ func solveComponent(in Input, o Options, ends [][2]int32, label []int32, sum *Ro
 		return err
 	}
 	f := &fitter{n: n, ref: ref, all: &off, kept: kept, o: o}
-	if f.reject(xo) > 0 {
+	rejected := f.reject(xo, comp)
+	if len(rejected) > 0 {
 		rsys, osys = newSystem(n, ref, &rate, kept), newSystem(n, ref, &off, kept)
 		if err := solveBoth(); err != nil {
 			return err
@@ -105,6 +106,7 @@ func solveComponent(in Input, o Options, ends [][2]int32, label []int32, sum *Ro
 		return err
 	}
 	con, extra := f.assess(&rate, xo, xr, comp)
+	con.Rejected = rejected
 	sys, err := systematicOf(osys, &off, kept, o)
 	if err != nil {
 		return err
