@@ -24,7 +24,7 @@ const goodEdge = `{"type":"edge","round_id":1,"window_id":1,"src":0,"dst":1,"alp
 const goodRound = `{"type":"round","round_id":1,"window_id":1,"sequence_number":1,"reported":[0,1],"missing":[],"solved_nodes":2,"rms_residual_ns":1,"max_residual_ns":2,"rejected_edges":0,"window_ns":4000000000,"gather_wait_ns":5,"end_to_start_ns":6,"sequence_skew_ns":7,"retries":0,"message_bytes":100,"chi2":3.5,"chi2_dof":2,"p_value":0.17,"birge_ratio":1.3}`
 
 // schema1Hint is what the readers add to a schema 1 refusal.
-const schema1Hint = " (written before clock steps and the drift's uncertainty were recorded; regenerate it: chronosync estimate RUN_DIR re-solves a run from its probes.bin)"
+const schema1Hint = " (written before clock steps and the drift's uncertainty were recorded; regenerate it: chronosync estimate RUN_DIR re-solves the run from its probes.bin into RUN_DIR/estimates)"
 
 // lines joins lines, each with its newline.
 func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }

@@ -307,7 +307,7 @@ func decodeMeta(line []byte, file string) (Meta, error) {
 			msg := fmt.Sprintf("schema: expected %d, got %d", Schema, schema)
 			if schema == 1 {
 				msg += " (written before clock steps and the drift's uncertainty were recorded; " +
-					"regenerate it: chronosync estimate RUN_DIR re-solves a run from its probes.bin)"
+					"regenerate it: chronosync estimate RUN_DIR re-solves the run from its probes.bin into RUN_DIR/estimates)"
 			}
 			return Meta{}, errors.New(msg)
 		}

@@ -57,7 +57,7 @@ func printCalibration(w io.Writer, res []*harness.CalibrationResult, worst bool)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t%.1f%%\t%.2f%%\t%.2f\t%.2f\t%v\t%v\t%v\t%s\t\n",
 			r.Dir, r.From, r.Points, 100*r.Within1, 100*r.Within2, 100*r.Within3, r.Sigmas.Max, r.RMSSigmas,
-			d(r.ErrorNS.P50), d(r.ErrorNS.P99), d(r.SigmaNS.P50), verdict)
+			nsText(r.ErrorNS.P50), nsText(r.ErrorNS.P99), nsText(r.SigmaNS.P50), verdict)
 	}
 	tw.Flush()
 	if worst {
@@ -69,4 +69,13 @@ func printCalibration(w io.Writer, res []*harness.CalibrationResult, worst bool)
 		}
 	}
 	return bad
+}
+
+// nsText formats a time in ns: with one decimal below a µs, as a rounded
+// duration above.
+func nsText(v float64) string {
+	if v > -1000 && v < 1000 {
+		return fmt.Sprintf("%.1fns", v)
+	}
+	return d(v).String()
 }
