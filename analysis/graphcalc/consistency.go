@@ -101,11 +101,7 @@ func (s Suspect) String() string {
 func (c *Consistency) Warning() string {
 	var b strings.Builder
 	if len(c.Rejected) > 0 {
-		names := make([]string, len(c.Rejected))
-		for i, s := range c.Rejected {
-			names[i] = s.String()
-		}
-		fmt.Fprintf(&b, "rejected %s: measurements that disagree with the rest of the graph", strings.Join(names, ", "))
+		fmt.Fprintf(&b, "rejected %s: measurements that disagree with the rest of the graph", joined(c.Rejected))
 	}
 	if c.Consistent {
 		return b.String()
@@ -118,16 +114,21 @@ func (c *Consistency) Warning() string {
 		fmt.Fprintf(&b, "; worst loop %s", c.Loops[0])
 	}
 	if len(c.Suspects) > 0 {
-		names := make([]string, len(c.Suspects))
-		for i, s := range c.Suspects {
-			names[i] = s.String()
-		}
-		fmt.Fprintf(&b, "; suspects %s", strings.Join(names, ", "))
+		fmt.Fprintf(&b, "; suspects %s", joined(c.Suspects))
 	}
 	if c.Ambiguous {
 		b.WriteString("; the data cannot tell which is wrong")
 	}
 	return b.String()
+}
+
+// joined lists suspects, comma-separated.
+func joined(ss []Suspect) string {
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		names[i] = s.String()
+	}
+	return strings.Join(names, ", ")
 }
 
 // assess measures the consistency of the solved component (offsets xo,

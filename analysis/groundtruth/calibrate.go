@@ -71,17 +71,7 @@ func (c Calibration) Calibrated() bool { return c.Points > 0 && c.Within3 >= Tar
 // (node windows of the reference are skipped; those without both models
 // come back as unsolved).
 func PointErrors(offs []offsets.Offset, truth []Window, ref int) (pts []PointError, unsolved []Window) {
-	byKey := indexOffsets(offs)
-	for _, w := range truth {
-		if w.Node == ref {
-			continue
-		}
-		o, ok := byKey[roundNode{w.Round, w.Node}]
-		r, rok := byKey[roundNode{w.Round, ref}]
-		if !ok || !rok {
-			unsolved = append(unsolved, w)
-			continue
-		}
+	unsolved = eachSolved(offs, truth, ref, func(w Window, o, r offsets.Offset) {
 		for _, p := range w.Points {
 			pts = append(pts, PointError{
 				Round: w.Round, Node: w.Node, Local: p.Local,
@@ -89,7 +79,7 @@ func PointErrors(offs []offsets.Offset, truth []Window, ref int) (pts []PointErr
 				SigmaNS: math.Hypot(o.SigmaAt(p.Local), r.SigmaAt(p.Ref)),
 			})
 		}
-	}
+	})
 	return pts, unsolved
 }
 
@@ -146,12 +136,25 @@ type roundNode struct {
 	node  int
 }
 
-// indexOffsets keys offs by round and node; a later record of the same key
-// wins.
-func indexOffsets(offs []offsets.Offset) map[roundNode]offsets.Offset {
+// eachSolved calls f with every truth window of a node but the reference
+// and the node's and the reference's records of its round (a later record
+// of a round and node wins), and returns the windows that lack either.
+func eachSolved(offs []offsets.Offset, truth []Window, ref int, f func(w Window, o, r offsets.Offset)) (unsolved []Window) {
 	byKey := make(map[roundNode]offsets.Offset, len(offs))
 	for _, o := range offs {
 		byKey[roundNode{o.RoundID, o.NodeID}] = o
 	}
-	return byKey
+	for _, w := range truth {
+		if w.Node == ref {
+			continue
+		}
+		o, ok := byKey[roundNode{w.Round, w.Node}]
+		r, rok := byKey[roundNode{w.Round, ref}]
+		if !ok || !rok {
+			unsolved = append(unsolved, w)
+			continue
+		}
+		f(w, o, r)
+	}
+	return unsolved
 }

@@ -53,24 +53,7 @@ type Error struct {
 // node and round, and with the reference's record of that round. Windows
 // without both records come back as unsolved.
 func Errors(offs []offsets.Offset, truth []Window, ref int) (errs []Error, unsolved []Window) {
-	type key struct {
-		round uint64
-		node  int
-	}
-	byKey := make(map[key]offsets.Offset, len(offs))
-	for _, o := range offs {
-		byKey[key{o.RoundID, o.NodeID}] = o
-	}
-	for _, w := range truth {
-		if w.Node == ref {
-			continue
-		}
-		o, ok := byKey[key{w.Round, w.Node}]
-		r, rok := byKey[key{w.Round, ref}]
-		if !ok || !rok {
-			unsolved = append(unsolved, w)
-			continue
-		}
+	unsolved = eachSolved(offs, truth, ref, func(w Window, o, r offsets.Offset) {
 		e := Error{Round: w.Round, Node: w.Node}
 		for _, p := range w.Points {
 			e.Offset = append(e.Offset, o.Global(p.Local)-r.Global(p.Ref))
@@ -80,7 +63,7 @@ func Errors(offs []offsets.Offset, truth []Window, ref int) (errs []Error, unsol
 			e.DriftPPM = (e.Offset[len(e.Offset)-1] - e.Offset[0]) / span * 1e6
 		}
 		errs = append(errs, e)
-	}
+	})
 	return errs, unsolved
 }
 
