@@ -23,10 +23,10 @@ test: lint proto-check bench-smoke unit accept
 # The packages that measure real-time behaviour (the shaper's delays, the
 # reference daemons' accuracy) run after the others, one at a time, so that
 # the parallel test binaries do not take the CPU they measure.
-REALTIME_PKGS := ./real/shaper/ ./bench/peers/
+REALTIME_PKGS := ./real/shaper/ ./peers/
 
 unit:
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /real/shaper -e /bench/peers)
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /real/shaper -e '/peers$$')
 	$(GO) test -race -count=1 -tags rocm ./real/rocm/
 	$(GO) test -count=1 -p 1 $(REALTIME_PKGS)
 

@@ -12,12 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/real"
 	"github.com/chronosync/chronosync/real/netlab"
 	"github.com/chronosync/chronosync/real/rocm"
 	"github.com/chronosync/chronosync/real/shaper"
 	"github.com/chronosync/chronosync/scenario"
-	"github.com/chronosync/chronosync/sim/netem"
 	"github.com/chronosync/chronosync/world"
 )
 
@@ -199,7 +199,7 @@ func realRefusals(sc *scenario.Scenario, r *scenario.Resolved) error {
 
 // Network is a real run's namespaces and, when links are impaired, the
 // shaper relaying between them. Other programs (the reference daemons of
-// bench/peers) can run on the same links.
+// peers) can run on the same links.
 type Network struct {
 	lab    *netlab.Lab
 	shaper *shaper.Process

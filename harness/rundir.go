@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/chronosync/chronosync/sim/eventlog"
 )
 
 // ManifestSchema is the version of manifest.json's layout.
@@ -162,3 +164,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 	}
 	return &m, nil
 }
+
+// EventLegend is the event log's legend: what each field of a line of
+// events.log.gz means (docs/event-log.md).
+func EventLegend() string { return eventlog.Legend() }

@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/chronosync/chronosync/analysis/graphcalc"
 	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/estimate"
+	"github.com/chronosync/chronosync/graphcalc"
 	"github.com/chronosync/chronosync/probe/probelog"
 	"github.com/chronosync/chronosync/rounds"
 	"github.com/chronosync/chronosync/rounds/syncpb"

@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/chronosync/chronosync/sim/clockmodel"
+	"github.com/chronosync/chronosync/model/clockmodel"
 	"github.com/chronosync/chronosync/world"
 )
 

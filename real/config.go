@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"net/netip"
 
-	"github.com/chronosync/chronosync/sim/clockmodel"
+	"github.com/chronosync/chronosync/model/clockmodel"
 	"github.com/chronosync/chronosync/world"
 )
 

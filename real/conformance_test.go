@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronosync/chronosync/model/clockmodel"
 	"github.com/chronosync/chronosync/real"
 	"github.com/chronosync/chronosync/real/netlab"
-	"github.com/chronosync/chronosync/sim/clockmodel"
 	"github.com/chronosync/chronosync/world"
 	"github.com/chronosync/chronosync/world/worldtest"
 )

@@ -14,9 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chronosync/chronosync/model/clockmodel"
+	"github.com/chronosync/chronosync/model/rng"
 	"github.com/chronosync/chronosync/real/tsudp"
-	"github.com/chronosync/chronosync/sim/clockmodel"
-	"github.com/chronosync/chronosync/sim/rng"
 	"github.com/chronosync/chronosync/world"
 )
 

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/chronosync/chronosync/analysis/graphcalc"
+	"github.com/chronosync/chronosync/graphcalc"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/rounds/wire"
 	"github.com/chronosync/chronosync/world"

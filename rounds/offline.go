@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/chronosync/chronosync/analysis/graphcalc"
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/estimate"
+	"github.com/chronosync/chronosync/graphcalc"
 	"github.com/chronosync/chronosync/probe/probelog"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 )

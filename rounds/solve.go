@@ -6,9 +6,9 @@ import (
 	"math"
 	"slices"
 
-	"github.com/chronosync/chronosync/analysis/graphcalc"
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/analysis/stats"
+	"github.com/chronosync/chronosync/graphcalc"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 )
 

@@ -7,9 +7,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/chronosync/chronosync/sim/clockmodel"
-	"github.com/chronosync/chronosync/sim/netem"
-	"github.com/chronosync/chronosync/sim/topology"
+	"github.com/chronosync/chronosync/model/clockmodel"
+	"github.com/chronosync/chronosync/model/netem"
+	"github.com/chronosync/chronosync/model/topology"
 )
 
 // Resolved is a scenario with every random value drawn and every default

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chronosync/chronosync/sim/clockmodel"
-	"github.com/chronosync/chronosync/sim/netem"
+	"github.com/chronosync/chronosync/model/clockmodel"
+	"github.com/chronosync/chronosync/model/netem"
 )
 
 func mustLoad(t *testing.T, path string) *Scenario {

@@ -13,7 +13,7 @@ package scenario
 import (
 	"time"
 
-	"github.com/chronosync/chronosync/sim/netem"
+	"github.com/chronosync/chronosync/model/netem"
 )
 
 // Scenario is one scenario file as written. Decode it with [Parse] or

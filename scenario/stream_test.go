@@ -3,7 +3,7 @@ package scenario
 import (
 	"testing"
 
-	"github.com/chronosync/chronosync/sim/rng"
+	"github.com/chronosync/chronosync/model/rng"
 )
 
 // TestStreamMatchesSimulator pins Stream to the simulator's derivation, so
@@ -14,7 +14,7 @@ func TestStreamMatchesSimulator(t *testing.T) {
 			a, b := Stream(seed, name), rng.Stream(seed, name)
 			for i := range 4 {
 				if x, y := a.Uint64(), b.Uint64(); x != y {
-					t.Fatalf("Stream(%d, %q) draw %d = %d; sim/rng gives %d", seed, name, i, x, y)
+					t.Fatalf("Stream(%d, %q) draw %d = %d; model/rng gives %d", seed, name, i, x, y)
 				}
 			}
 		}

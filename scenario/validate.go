@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/chronosync/chronosync/sim/netem"
+	"github.com/chronosync/chronosync/model/netem"
 )
 
 // Validate checks the scenario's values: ranges, node numbers, and that

@@ -3,7 +3,7 @@ package scenario
 import (
 	"fmt"
 
-	"github.com/chronosync/chronosync/sim/netem"
+	"github.com/chronosync/chronosync/model/netem"
 )
 
 func (v *validator) faults() {

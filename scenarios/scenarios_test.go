@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/scenario"
-	"github.com/chronosync/chronosync/sim/netem"
 )
 
 // TestLibrary parses and resolves every file in the library.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/chronosync/chronosync/sim/clockmodel"
-	"github.com/chronosync/chronosync/sim/netem"
+	"github.com/chronosync/chronosync/model/clockmodel"
+	"github.com/chronosync/chronosync/model/netem"
 )
 
 // Config is everything the simulator needs to build a world. All values

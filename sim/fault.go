@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"github.com/chronosync/chronosync/sim/clockmodel"
+	"github.com/chronosync/chronosync/model/clockmodel"
 	"github.com/chronosync/chronosync/sim/eventlog"
 	"github.com/chronosync/chronosync/world"
 )

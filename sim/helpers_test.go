@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/sim"
-	"github.com/chronosync/chronosync/sim/netem"
 	"github.com/chronosync/chronosync/world"
 )
 

@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/chronosync/chronosync/sim/clockmodel"
+	"github.com/chronosync/chronosync/model/clockmodel"
+	"github.com/chronosync/chronosync/model/rng"
 	"github.com/chronosync/chronosync/sim/eventlog"
-	"github.com/chronosync/chronosync/sim/rng"
 	"github.com/chronosync/chronosync/world"
 )
 

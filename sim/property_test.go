@@ -8,9 +8,9 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/chronosync/chronosync/model/clockmodel"
+	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/sim"
-	"github.com/chronosync/chronosync/sim/clockmodel"
-	"github.com/chronosync/chronosync/sim/netem"
 	"github.com/chronosync/chronosync/world"
 )
 

@@ -16,11 +16,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/chronosync/chronosync/sim/clockmodel"
+	"github.com/chronosync/chronosync/model/clockmodel"
+	"github.com/chronosync/chronosync/model/netem"
+	"github.com/chronosync/chronosync/model/rng"
 	"github.com/chronosync/chronosync/sim/eventlog"
 	"github.com/chronosync/chronosync/sim/kernel"
-	"github.com/chronosync/chronosync/sim/netem"
-	"github.com/chronosync/chronosync/sim/rng"
 	"github.com/chronosync/chronosync/world"
 )
 

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/chronosync/chronosync/model/clockmodel"
+	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/sim"
-	"github.com/chronosync/chronosync/sim/clockmodel"
-	"github.com/chronosync/chronosync/sim/netem"
 	"github.com/chronosync/chronosync/world"
 )
 

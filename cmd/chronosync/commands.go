@@ -14,7 +14,6 @@ import (
 	"github.com/chronosync/chronosync/harness"
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/scenarios"
-	"github.com/chronosync/chronosync/sim/eventlog"
 )
 
 func newRunCmd() *cobra.Command {
@@ -126,7 +125,7 @@ func newEventsCmd() *cobra.Command {
 		Short: "Print the legend of the event log's line format",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, args []string) {
-			fmt.Fprint(cmd.OutOrStdout(), eventlog.Legend())
+			fmt.Fprint(cmd.OutOrStdout(), harness.EventLegend())
 		},
 	})
 	return cmd

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/chronosync/chronosync/bench/peers"
+	"github.com/chronosync/chronosync/peers"
 	"github.com/chronosync/chronosync/real/netlab"
 )
 

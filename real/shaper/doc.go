@@ -1,5 +1,5 @@
 // Package shaper is the userspace impairment of the real backend: a
-// layer-2 relay that applies the simulator's own link model (sim/netem) to
+// layer-2 relay that applies the simulator's own link model (model/netem) to
 // every frame, per direction, in real time.
 //
 // It is used where the kernel has no netem qdisc. A lab of kind

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/real/netlab"
-	"github.com/chronosync/chronosync/sim/netem"
 )
 
 // relayLab builds a netlab Relay lab of n nodes with a shaper running in

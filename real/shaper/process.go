@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/chronosync/chronosync/sim/netem"
+	"github.com/chronosync/chronosync/model/netem"
 )
 
 // childEnv marks a process started by StartProcess; MaybeChild looks for

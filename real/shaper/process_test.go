@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chronosync/chronosync/sim/netem"
+	"github.com/chronosync/chronosync/model/netem"
 )
 
 // TestProcess runs the shaper in a child process (this test binary, by

@@ -14,8 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/chronosync/chronosync/sim/netem"
-	"github.com/chronosync/chronosync/sim/rng"
+	"github.com/chronosync/chronosync/model/netem"
+	"github.com/chronosync/chronosync/model/rng"
 )
 
 // Frame sizes.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chronosync/chronosync/sim/netem"
+	"github.com/chronosync/chronosync/model/netem"
 )
 
 // memPort is an in-memory Port: the test sends frames as the node with

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/chronosync/chronosync/sim/netem"
+	"github.com/chronosync/chronosync/model/netem"
 )
 
 // lateRing is how many recent release latenesses each link keeps for its

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/chronosync/chronosync/sim/netem"
+	"github.com/chronosync/chronosync/model/netem"
 )
 
 // hogEnv makes the test binary a CPU hog (see TestMain and startHogs).

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/chronosync/chronosync/model/clockmodel"
 	"github.com/chronosync/chronosync/sim"
-	"github.com/chronosync/chronosync/sim/clockmodel"
 	"github.com/chronosync/chronosync/workload/snapshots"
 	"github.com/chronosync/chronosync/world"
 )

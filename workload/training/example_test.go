@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/sim"
-	"github.com/chronosync/chronosync/sim/netem"
 	"github.com/chronosync/chronosync/workload/training"
 	"github.com/chronosync/chronosync/world"
 )

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronosync/chronosync/model/clockmodel"
+	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/sim"
-	"github.com/chronosync/chronosync/sim/clockmodel"
-	"github.com/chronosync/chronosync/sim/netem"
 	"github.com/chronosync/chronosync/workload/snapshots"
 	"github.com/chronosync/chronosync/workload/training"
 	"github.com/chronosync/chronosync/world"

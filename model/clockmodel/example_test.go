@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/chronosync/chronosync/sim/clockmodel"
+	"github.com/chronosync/chronosync/model/clockmodel"
 )
 
 func Example() {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/chronosync/chronosync/analysis/graphcalc"
+	"github.com/chronosync/chronosync/graphcalc"
 )
 
 // TestSketchAccuracy measures the sketched σ of U and of Rate against the

@@ -3,7 +3,7 @@ package graphcalc_test
 import (
 	"fmt"
 
-	"github.com/chronosync/chronosync/analysis/graphcalc"
+	"github.com/chronosync/chronosync/graphcalc"
 )
 
 // ExampleSolve solves three nodes whose clocks run C_i(g) = a_i + r_i·g

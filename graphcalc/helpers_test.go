@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/chronosync/chronosync/analysis/graphcalc"
+	"github.com/chronosync/chronosync/graphcalc"
 )
 
 // clocks are the true clocks of a synthetic round: C_i(g) = a_i + r_i·g

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chronosync/chronosync/analysis/graphcalc"
+	"github.com/chronosync/chronosync/graphcalc"
 )
 
 // TestValidation feeds bad inputs and options and wants ErrBadInput (or

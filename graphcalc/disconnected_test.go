@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/chronosync/chronosync/analysis/graphcalc"
+	"github.com/chronosync/chronosync/graphcalc"
 )
 
 // TestDisconnected splits a round into two meshes of 8 and an isolated

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/chronosync/chronosync/sim/topology"
+	"github.com/chronosync/chronosync/model/topology"
 )
 
 func Example() {

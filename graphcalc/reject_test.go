@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/chronosync/chronosync/analysis/graphcalc"
+	"github.com/chronosync/chronosync/graphcalc"
 )
 
 // TestRejectCorrupted corrupts one edge's Beta by 50 µs in noisy rounds

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chronosync/chronosync/analysis/graphcalc"
+	"github.com/chronosync/chronosync/graphcalc"
 )
 
 // asymmetric makes link (a, b) of a round built with both directions look

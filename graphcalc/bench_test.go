@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chronosync/chronosync/analysis/graphcalc"
+	"github.com/chronosync/chronosync/graphcalc"
 )
 
 // benchSolve times Solve, covariance included, on a noisy round over g.
