@@ -15,9 +15,11 @@
 //
 // with rate r_i = dC_i/dg and u_i = C_i(G0) − G0, the offset at the global
 // instant G0. The reference has r = 1, u = 0. Model carries (U, Rate) =
-// (u_i, r_i) and converts: Global(local) = G0 + (local − G0 − U)/Rate,
-// OffsetAt(local) = local − Global(local), DriftPPM = (1 − 1/Rate)·1e6, so
-// that g = local − OffsetAt(ws) − DriftPPM·1e-6·(local − ws) for any ws.
+// (u_i, r_i) and converts: global(local) = G0 + (local − G0 − U)/Rate,
+// OffsetAt(local) = local − global(local), DriftPPM = (1 − 1/Rate)·1e6, so
+// that g = local − OffsetAt(ws) − DriftPPM·1e-6·(local − ws) for any ws;
+// Linear gives the map as the globaltime.Linear every part of the project
+// uses.
 //
 // # Equations
 //
@@ -172,9 +174,10 @@
 // sums. Noise-free graphs (mesh, rings, random regular) are recovered to
 // < 1e-6 ns in U and < 1e-15 in Rate, and the conversions reproduce true
 // global time to about 1e-6 ns a second away from the origin. OffsetAt
-// computes (U + (local − G0)·(Rate − 1))/Rate, all small terms; Global
-// works in absolute float64 ns and so loses precision for clocks far from
-// zero (at Unix-epoch values its ulp is 256 ns).
+// computes (U + (local − G0)·(Rate − 1))/Rate, all small terms, and
+// Linear's Global takes local − G0 in integers, so neither loses precision
+// for clocks far from zero (a plain float64 G0 + (local − G0 − U)/Rate
+// would: at Unix-epoch values its ulp is 256 ns).
 //
 // # Determinism and cost
 //

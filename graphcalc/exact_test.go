@@ -60,7 +60,7 @@ func TestExactRecovery(t *testing.T) {
 					want := c.global(i, tc.ref, local)
 					viaOffset := float64(local) - m.OffsetAt(local)
 					viaDrift := float64(local) - m.OffsetAt(ws) - m.DriftPPM()*1e-6*float64(local-ws)
-					worstG = max(worstG, math.Abs(viaOffset-want), math.Abs(viaDrift-want), math.Abs(m.Global(float64(local))-want))
+					worstG = max(worstG, math.Abs(viaOffset-want), math.Abs(viaDrift-want), math.Abs(m.Linear().Global(local)-want))
 				}
 			}
 			t.Logf("worst |ΔU| %.3g ns, |ΔRate| %.3g, |Δg| %.3g ns", worstU, worstR, worstG)

@@ -3,6 +3,7 @@ package graphcalc
 import (
 	"errors"
 	"fmt"
+	"github.com/chronosync/chronosync/model/globaltime"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,15 +97,15 @@ type Model struct {
 	RateSigma float64
 }
 
-// Global returns the global time g at which the node's clock reads local:
-// G0 + (local − G0 − U)/Rate. It works in absolute float64 ns, so it loses
-// precision for clocks far from zero; OffsetAt does not.
-func (m Model) Global(local float64) float64 {
-	g0 := float64(m.Origin)
-	return g0 + (local-g0-m.U)/m.Rate
+// Linear is the model as a map from the node's clock to global time,
+// anchored at G0: global = local − OffsetAt(G0) − (1 − 1/Rate)·(local − G0),
+// which is G0 + (local − G0 − U)/Rate exactly, computed without losing
+// precision for clocks far from zero.
+func (m Model) Linear() globaltime.Linear {
+	return globaltime.Linear{Anchor: m.Origin, Offset: m.OffsetAt(m.Origin), Drift: (m.Rate - 1) / m.Rate}
 }
 
-// OffsetAt returns local − Global(local): how far the node's clock is ahead
+// OffsetAt returns local − Linear().Global(local): how far the node's clock is ahead
 // of global time when it reads local, in ns. It is computed from local − G0
 // in integers, so it keeps full precision for any clock value, and in the
 // form (U + (local − G0)·(Rate − 1))/Rate, whose terms are all small.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/chronosync/chronosync/model/globaltime"
 	"math"
 )
 
@@ -26,16 +27,10 @@ const (
 // clock correction in consensus mode. Global time on the node is
 // local − Offset − Drift·(local − Anchor).
 type Advert struct {
-	Valid  bool
-	Offset float64 // ns
-	Drift  float64 // dimensionless
-	Anchor int64   // the node's clock at which Offset holds
-}
-
-// Global maps a reading of the advertising node's clock to the global time
-// its correction describes.
-func (a Advert) Global(local float64) float64 {
-	return local - a.Offset - a.Drift*(local-float64(a.Anchor))
+	Valid bool
+	// Linear is the correction: global = local − Offset − Drift·(local −
+	// Anchor), Anchor a reading of the node's clock.
+	globaltime.Linear
 }
 
 // header is what requests and replies share.
@@ -96,12 +91,11 @@ func parse(b []byte) (reply, error) {
 	if r.kind == kindReply {
 		r.t2 = int64(binary.BigEndian.Uint64(b[20:]))
 		r.t3 = int64(binary.BigEndian.Uint64(b[28:]))
-		r.advert = Advert{
-			Valid:  b[36] == 1,
+		r.advert = Advert{Valid: b[36] == 1, Linear: globaltime.Linear{
 			Offset: math.Float64frombits(binary.BigEndian.Uint64(b[40:])),
 			Drift:  math.Float64frombits(binary.BigEndian.Uint64(b[48:])),
 			Anchor: int64(binary.BigEndian.Uint64(b[56:])),
-		}
+		}}
 	}
 	return r, nil
 }

@@ -36,7 +36,7 @@ func newConsensus(n *Node) *consensus {
 func (c *consensus) update(d *syncpb.NodeWindowData) {
 	x := float64(d.WindowEndNs)
 	span := x - float64(FitOrigin(d.WindowStartNs, d.WindowEndNs))
-	own := c.model.Global(x)
+	own := c.model.Global(d.WindowEndNs)
 	slope := 1 - c.model.Drift
 	var sw, se, see, swr, ser, sree float64
 	for _, e := range d.Edges {
@@ -46,7 +46,7 @@ func (c *consensus) update(d *syncpb.NodeWindowData) {
 		}
 		cj := x + e.Alpha*span + e.Beta
 		w := 1 / (e.SigmaNs * e.SigmaNs)
-		ej := a.Global(cj) - own
+		ej := a.Global(int64(math.Round(cj))) - own
 		sw += w
 		se += w * ej
 		see += w * ej * ej
@@ -77,7 +77,7 @@ func (c *consensus) update(d *syncpb.NodeWindowData) {
 		UncertaintyNS:       disagreement(sw, se, see, gain),
 		DriftUncertaintyPPM: disagreement(swr, ser, sree, gain) * 1e6,
 	}
-	rec.OffsetNS = float64(d.WindowStartNs) - next.Global(float64(d.WindowStartNs))
+	rec.OffsetNS = next.OffsetAt(d.WindowStartNs)
 	c.n.obs.Consensus(c.n.env.Node(), rec)
 }
 

@@ -216,7 +216,7 @@ func skew(r *RoundReport) time.Duration {
 	var starts []float64
 	for _, d := range r.Nodes {
 		if md, ok := r.Summary.Model(int(d.NodeId)); ok {
-			starts = append(starts, md.Global(float64(d.WindowStartNs)))
+			starts = append(starts, md.Linear().Global(d.WindowStartNs))
 		}
 	}
 	if len(starts) == 0 {

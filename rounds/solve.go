@@ -306,8 +306,8 @@ func (s *Solver) stepTime(node int, pre, post *graphcalc.RoundSummary, reports [
 			if !ok1 || !ok2 {
 				continue
 			}
-			lo = max(lo, mp.Global(float64(e.StepAfterNs)))
-			hi = min(hi, mq.Global(float64(e.StepAtNs)))
+			lo = max(lo, mp.Linear().Global(e.StepAfterNs))
+			hi = min(hi, mq.Linear().Global(e.StepAtNs))
 		}
 	}
 	mp, ok := pre.Model(node)

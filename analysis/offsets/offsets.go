@@ -34,7 +34,11 @@
 // reported in Info.Torn.
 package offsets
 
-import "math"
+import (
+	"math"
+
+	"github.com/chronosync/chronosync/model/globaltime"
+)
 
 // Schema is the version of the format this package reads and writes.
 // Schema 2 added the drift's uncertainty, the offset's uncertainty at the
@@ -147,35 +151,14 @@ func (o Offset) GlobalAfter(local int64, n int) float64 {
 }
 
 // base is the model before any step: local − OffsetNS − DriftPPM·1e-6·(local
-// − WindowStartNS). The
-// difference local − WindowStartNS is taken in integers and the result
-// rounded once, as far as float64 allows, so that the answer stays within
-// about half a unit in the last place even for local ≈ 1e18.
+// − WindowStartNS), exact as globaltime.Linear makes it.
 func (o Offset) base(local int64) float64 {
-	d, ok := sub(local, o.WindowStartNS)
-	df := float64(d)
-	if !ok {
-		df = float64(local) - float64(o.WindowStartNS)
-	}
-	corr := o.OffsetNS + o.DriftPPM*1e-6*df
-	if math.Abs(corr) < 1<<62 {
-		ci := math.Round(corr)
-		frac := corr - ci // exact: corr and ci are within 0.5
-		if r, ok := sub(local, int64(ci)); ok {
-			hi := float64(r)
-			if math.Abs(hi) < 1<<62 {
-				lo := r - int64(hi) // exact, |lo| ≤ half a unit of hi
-				return hi + (float64(lo) - frac)
-			}
-		}
-	}
-	return float64(local) - corr
+	return o.Linear().Global(local)
 }
 
-// sub returns a − b and whether it did not overflow.
-func sub(a, b int64) (int64, bool) {
-	d := a - b
-	return d, (b >= 0) == (d <= a)
+// Linear is the record's model before any step of its window.
+func (o Offset) Linear() globaltime.Linear {
+	return globaltime.Linear{Anchor: o.WindowStartNS, Offset: o.OffsetNS, Drift: o.DriftPPM * 1e-6}
 }
 
 // Edge is one directed edge in one round (type "edge"), in rounds.jsonl.
