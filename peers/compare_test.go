@@ -39,7 +39,7 @@ func TestCompare(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs chronosync and three daemon pairs for about a minute; skipped with -short")
 	}
-	needDaemons(t, "chronyd", "ptp4l")
+	needDaemons(t)
 	sc, err := scenario.Parse("pair.yaml", []byte(pairYAML))
 	if err != nil {
 		t.Fatal(err)

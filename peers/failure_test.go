@@ -10,7 +10,7 @@ import (
 // TestStartFailure checks that a daemon that cannot start is reported with
 // its output, and that the daemon of the pair already started is stopped.
 func TestStartFailure(t *testing.T) {
-	needDaemons(t, "chronyd", "ptp4l")
+	needDaemons(t)
 	v := newVeth(t)
 
 	_, _, err := StartPTP(PTPConfig{

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chronosync/chronosync/ci/needs"
 )
 
 // nsPrefix starts the name of every namespace these tests create, so a
@@ -90,16 +92,12 @@ func sweepStale(t *testing.T) {
 	}
 }
 
-// needDaemons skips the test unless it runs as root with ip and the named
-// binaries on $PATH.
-func needDaemons(t *testing.T, bins ...string) {
+// needDaemons skips the test unless it runs as root with ip, chronyd and
+// ptp4l on $PATH.
+func needDaemons(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to create network namespaces")
-	}
-	for _, bin := range append([]string{"ip"}, bins...) {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s not found (Debian: apt-get install chrony linuxptp iproute2): %v", bin, err)
-		}
-	}
+	needs.Root(t, "to create network namespaces")
+	needs.Command(t, "iproute2", "ip")
+	needs.Command(t, "chrony", "chronyd")
+	needs.Command(t, "linuxptp", "ptp4l")
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronosync/chronosync/ci/needs"
 	"github.com/chronosync/chronosync/model/clockmodel"
 	"github.com/chronosync/chronosync/real"
 	"github.com/chronosync/chronosync/real/netlab"
@@ -106,8 +107,6 @@ func (netnsWorld) Run(t *testing.T, n int, newProgram func(world.NodeID) world.P
 }
 
 func TestConformanceNetns(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	needs.Available(t, netlab.Available())
 	worldtest.Run(t, netnsWorld{})
 }

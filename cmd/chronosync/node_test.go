@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronosync/chronosync/ci/busy"
+	"github.com/chronosync/chronosync/ci/needs"
 	"github.com/chronosync/chronosync/real/netlab"
 )
 
@@ -38,15 +40,17 @@ protocol:
 
 // TestNodeCluster runs a real multi-host cluster on one machine: four
 // chronosync node processes, each in its own network namespace, form a
-// cluster from one cluster file; node 3 is killed mid-run, and the others
-// go on: the master's rounds complete without it by their deadline.
+// cluster from one cluster file; node 3 is killed once a round had all four,
+// and the others go on: the master's rounds complete without it by their
+// deadline. Where the cluster does not show that within its 9 s run while
+// the machine's CPUs were busy nearly all the time, the test says the
+// machine was too busy (ci/busy) instead of failing.
 func TestNodeCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four processes for 9s")
 	}
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	needs.Available(t, netlab.Available())
+	needs.Command(t, "iproute2", "ip")
 	bin, err := exec.LookPath("chronosync")
 	if err != nil {
 		t.Skip("chronosync is not on PATH (testscript.Main puts it there):", err)
@@ -69,6 +73,7 @@ func TestNodeCluster(t *testing.T) {
 	cluster := filepath.Join(dir, "cluster.yaml")
 	write(t, cluster, fmt.Sprintf("scenario: sync4.yaml\naddresses: [%s]\n", strings.Join(addrs, ", ")))
 
+	meter := busy.Start()
 	start := time.Now()
 	procs := make([]*exec.Cmd, 4)
 	outs := make([]*bytes.Buffer, 4)
@@ -88,7 +93,23 @@ func TestNodeCluster(t *testing.T) {
 		procs[i] = cmd
 		t.Cleanup(func() { _ = cmd.Process.Kill() })
 	}
-	time.Sleep(4 * time.Second)
+	// Kill node 3 once the master has gathered a round from all four nodes
+	// (its rounds.jsonl grows a round at a time, in the staging directory
+	// .rank0.tmp-* until the run ends), not after a fixed time: a busy
+	// machine starts the processes late, and a node that says hello after
+	// the master's first gather deadline joins a later round. killBy leaves
+	// the 9 s run time for two rounds without node 3 (each a 1 s window and
+	// at most a 500 ms gather deadline), counted from the test's start,
+	// before the master's own.
+	const killBy = 6 * time.Second
+	staged := filepath.Join(dir, ".rank0.tmp-*", "rounds.jsonl")
+	for !slices.ContainsFunc(roundsSoFar(t, staged), allFour) {
+		if time.Since(start) > killBy {
+			meter.SkipIfBusy(t, fmt.Sprintf("no round with all four nodes %v after the start (master's rounds so far: %+v)", killBy, roundsSoFar(t, staged)))
+			t.Fatalf("no round with all four nodes %v after the start; master's rounds so far: %+v", killBy, roundsSoFar(t, staged))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	killedAt := time.Now()
 	if err := procs[3].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -101,18 +122,30 @@ func TestNodeCluster(t *testing.T) {
 	}
 	t.Logf("rank 3 killed %v after the start; ranks 0-2 ran to the end", killedAt.Sub(start).Round(100*time.Millisecond))
 
+	// After the kill the master's rounds go on without node 3 and are
+	// solved for the others. A busy machine may also make another node's
+	// report miss a gather deadline: such a round still counts, as long as
+	// the master solved the nodes still running.
 	rounds := readRounds(t, filepath.Join(dir, "rank0", "rounds.jsonl"))
 	var full, without3 int
+	var last3 uint64 // the last round node 3 reported in
+	for _, r := range rounds {
+		if slices.Contains(r.Reported, 3) {
+			last3 = r.RoundID
+		}
+	}
 	for _, r := range rounds {
 		switch {
-		case len(r.Missing) == 0 && len(r.Reported) == 4:
+		case allFour(r):
 			full++
-		case slices.Equal(r.Missing, []int{3}) && len(r.Reported) == 3 && r.Solved == 3:
+		case r.RoundID > last3 && slices.Contains(r.Missing, 3) && r.Solved >= 3:
 			without3++
 		}
 	}
-	t.Logf("master rounds: %d in all, %d with all four nodes, %d completed without node 3", len(rounds), full, without3)
+	t.Logf("master rounds: %d in all, %d with all four nodes, %d completed without node 3; the machine: %s", len(rounds), full, without3, meter.Reading())
 	if full < 1 || without3 < 2 {
+		meter.SkipIfBusy(t, fmt.Sprintf("%d rounds with all four nodes, %d solved without node 3 after its kill %v after the start (want 1 and 2)",
+			full, without3, killedAt.Sub(start).Round(100*time.Millisecond)))
 		t.Errorf("want rounds with all four nodes before the kill and at least two solved without node 3 after it; rounds.jsonl:\n%+v", rounds)
 	}
 	offs, err := os.ReadFile(filepath.Join(dir, "rank0", "offsets.jsonl"))
@@ -130,6 +163,36 @@ type roundLine struct {
 	Reported []int  `json:"reported"`
 	Missing  []int  `json:"missing"`
 	Solved   int    `json:"solved_nodes"`
+}
+
+// allFour reports whether all four nodes reported in round r.
+func allFour(r roundLine) bool { return len(r.Missing) == 0 && len(r.Reported) == 4 }
+
+// roundsSoFar returns the round lines of the rounds.jsonl that glob names
+// (a run's staging directory, which exists only while the run does), those
+// written so far: whole lines only, none while the file does not exist.
+func roundsSoFar(t *testing.T, glob string) []roundLine {
+	t.Helper()
+	paths, _ := filepath.Glob(glob)
+	if len(paths) != 1 {
+		return nil
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		return nil
+	}
+	b = b[:bytes.LastIndexByte(b, '\n')+1] // a line being written is not whole yet
+	var out []roundLine
+	for line := range bytes.Lines(b) {
+		var r roundLine
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("%s: %v", paths[0], err)
+		}
+		if r.Type == "round" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func readRounds(t *testing.T, path string) []roundLine {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronosync/chronosync/ci/needs"
 	"github.com/chronosync/chronosync/real/netlab"
 )
 
@@ -51,9 +52,8 @@ func TestRealRunInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real runs")
 	}
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	needs.Available(t, netlab.Available())
+	needs.Command(t, "iproute2", "ip")
 	bin, err := exec.LookPath("chronosync")
 	if err != nil {
 		t.Skip("chronosync is not on PATH (testscript.Main puts it there):", err)

@@ -18,14 +18,14 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/chronosync/chronosync/ci/needs"
 )
 
 // needLab skips the test when this process cannot build labs.
 func needLab(t *testing.T) {
 	t.Helper()
-	if err := Available(); err != nil {
-		t.Skip(err)
-	}
+	needs.Available(t, Available())
 }
 
 // newLab creates a lab with a fresh prefix that is closed when the test

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronosync/chronosync/ci/needs"
 	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/real/netlab"
 )
@@ -57,9 +58,7 @@ func relayLabWith(t *testing.T, n int, links func(from, to int) (netem.Params, b
 // test where namespaces are not available).
 func relayPorts(t *testing.T, n int) (*netlab.Lab, []Port) {
 	t.Helper()
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	needs.Available(t, netlab.Available())
 	lab, err := netlab.Create(netlab.Config{Prefix: testPrefix(), Nodes: n, Kind: netlab.Relay})
 	if err != nil {
 		t.Fatal(err)

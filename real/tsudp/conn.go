@@ -93,10 +93,10 @@ func newConn(uc *net.UDPConn) (*Conn, error) {
 func (c *Conn) LocalAddr() netip.AddrPort { return c.laddr }
 
 // Send sends b as one datagram to to and returns its transmit timestamp: the
-// kernel's software timestamp when it comes back within about 2 ms,
-// otherwise the CLOCK_REALTIME reading taken just before sendmsg, with
-// SourceUser. Kernel stamps that arrive later are discarded by a later Send
-// and counted in Stats.TxLate.
+// kernel's software timestamp when it comes back within about 2 ms (or
+// before Send first looks for it), otherwise the CLOCK_REALTIME reading
+// taken just before sendmsg, with SourceUser. Kernel stamps that arrive
+// later are discarded by a later Send and counted in Stats.TxLate.
 func (c *Conn) Send(to netip.AddrPort, b []byte) (Stamp, error) {
 	c.smu.Lock()
 	defer c.smu.Unlock()
@@ -128,14 +128,15 @@ func (c *Conn) txStamp(want uint32, sent int64) (id uint32, t int64, ok bool) {
 }
 
 // awaitTx polls fd for its error queue until deadline, reading it whenever
-// it is non-empty, until the wanted timestamp turns up.
+// it is non-empty, until the wanted timestamp turns up. It looks at the
+// queue at least once, even past the deadline: on a busy machine the
+// sending thread can be descheduled for longer than txWait between sendmsg
+// and the first poll, while the kernel queued the stamp microseconds after
+// the send (on loopback, before sendmsg returned).
 func (c *Conn) awaitTx(fd int, want uint32, sent int64, deadline time.Time) (uint32, int64, bool) {
 	pfd := []unix.PollFd{{Fd: int32(fd)}} // events 0: POLLERR is always reported
 	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return 0, 0, false
-		}
+		left := max(time.Until(deadline), 0) // 0: a poll that does not wait
 		timeout := unix.NsecToTimespec(left.Nanoseconds())
 		n, err := unix.Ppoll(pfd, &timeout, nil)
 		if errors.Is(err, unix.EINTR) {

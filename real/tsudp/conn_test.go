@@ -65,6 +65,11 @@ func TestSendRecv(t *testing.T) {
 				if tx.Time < before {
 					t.Errorf("datagram %d: tx %d before the clock read before Send %d", i, tx.Time, before)
 				}
+				// On the loopback both stamps are taken inside the
+				// sender's sendmsg, with bottom halves off (the driver's
+				// transmit, then netif_rx), so no scheduling delay falls
+				// between them: microseconds even beside CPU hogs, and
+				// 10 ms only bounds a gross mistake.
 				d := time.Duration(rx.Time - tx.Time)
 				if d < 0 || d >= 10*time.Millisecond {
 					t.Errorf("datagram %d: rx - tx = %v, want in [0, 10ms)", i, d)
@@ -222,6 +227,9 @@ func TestConcurrentSendRecv(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The loopback queues the stamp before sendmsg returns and Send
+		// looks at least once, so the stamp is the kernel's however late
+		// a busy machine lets Send look.
 		if tx.Source != SourceKernel {
 			t.Errorf("datagram %d: tx stamp from %s", i, tx.Source)
 		}
@@ -242,5 +250,27 @@ func TestConcurrentSendRecv(t *testing.T) {
 	}
 	if got, want := b.Stats(), (Stats{TxKernel: n, RxKernel: n}); got != want {
 		t.Errorf("b's stats = %+v, want %+v", got, want)
+	}
+}
+
+// TestTxStampPastDeadline: a Send whose thread a busy machine descheduled
+// past its wait, between sendmsg and its first look at the error queue,
+// still takes the kernel stamp queued meanwhile (on the loopback, before
+// sendmsg returned) rather than falling back to the user stamp.
+func TestTxStampPastDeadline(t *testing.T) {
+	a, b := listen(t, "127.0.0.1"), listen(t, "127.0.0.1")
+	before := time.Now().UnixNano()
+	if _, _, err := a.uc.WriteMsgUDPAddrPort([]byte("x"), nil, b.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	var ok bool
+	var stamp int64
+	if err := a.rc.Control(func(fd uintptr) {
+		_, stamp, ok = a.awaitTx(int(fd), 0, before, time.Now().Add(-time.Second))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !ok || stamp < before {
+		t.Errorf("awaitTx past its deadline: stamp %d, ok %v; want the kernel's, after %d", stamp, ok, before)
 	}
 }
