@@ -5,7 +5,7 @@ BIN         := bin/chronosync
 SCENARIO    ?= scenarios/quickstart.yaml
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: all build run test unit accept lint bench bench-smoke clean
+.PHONY: all build run deps test unit accept lint bench bench-smoke clean
 
 all: build
 
@@ -16,9 +16,25 @@ build:
 run: build
 	./$(BIN) run $(SCENARIO) --out runs/$(notdir $(basename $(SCENARIO)))
 
-## test: lint, fresh generated code, every test under the race detector,
-## the acceptance runs, every benchmark once (what CI runs)
-test: lint proto-check bench-smoke unit accept
+## deps: install the Debian packages the tests need, when missing and root
+## (ci/deps.sh; without root what needs them is skipped)
+deps:
+	@./ci/deps.sh
+
+# NEED PKG WHAT: true when the Debian package PKG is installed; else prints
+# one SKIP line for WHAT (and, under make test, records it in SKIP_LOG).
+NEED     := ./ci/deps.sh need
+# The skips of one make test, printed at its end: Go tests record theirs
+# through ci/needs, the targets below through NEED.
+SKIP_LOG := $(CURDIR)/.cache/make-test-skips.txt
+
+## test: the system packages (deps), lint, fresh generated code, every
+## benchmark once, every test under the race detector, the acceptance runs
+## (what CI runs); ends with the list of what was skipped
+test: deps
+	@mkdir -p '$(dir $(SKIP_LOG))' && : > '$(SKIP_LOG)'
+	@CHRONOSYNC_SKIP_LOG='$(SKIP_LOG)' $(MAKE) --no-print-directory lint proto-check bench-smoke unit accept; \
+	status=$$?; ./ci/deps.sh report '$(SKIP_LOG)'; exit $$status
 
 # The packages that measure real-time behaviour (the shaper's delays, the
 # reference daemons' accuracy) run after the others, one at a time, so that
@@ -27,7 +43,8 @@ REALTIME_PKGS := ./real/shaper/ ./peers/
 
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /real/shaper -e '/peers$$')
-	$(GO) test -race -count=1 -tags rocm ./real/rocm/
+	if $(NEED) libhsa-runtime-dev 'go test -tags rocm ./real/rocm/'; then \
+		$(GO) test -race -count=1 -tags rocm ./real/rocm/; fi
 	$(GO) test -count=1 -p 1 $(REALTIME_PKGS)
 
 ## accept: the whole-scenario acceptance runs and property tests, which are
@@ -41,7 +58,7 @@ accept:
 bench-smoke:
 	$(GO) test -short -run '^$$' -bench . -benchtime 1x ./...
 
-## lint: gofmt, go vet, staticcheck
+## lint: gofmt, go vet, staticcheck (-tags rocm too, with libhsa-runtime-dev)
 lint:
 	./ci/lint.sh
 
@@ -87,9 +104,10 @@ proto: protoc-gen-go
 # The generated header names the protoc version ("// 	protoc        v3.21.12");
 # that line is ignored so that another protoc release does not fail the check.
 # The protoc-gen-go version line is compared: it is pinned by go.mod.
+# Skipped, and listed, without protobuf-compiler.
 proto-check: protoc-gen-go
-	$(PROTOC_NEEDED)
-	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	@if ! $(NEED) protobuf-compiler 'make proto-check'; then exit 0; fi; \
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(PROTOC) $(PROTOC_FLAGS) --go_out="$$tmp" $(PROTO_SRC) || exit 1; \
 	strip='/^\/\/[[:space:]]*protoc[[:space:]]/d'; \
 	stale=0; \
@@ -109,3 +127,10 @@ proto-check: protoc-gen-go
 		echo "proto-check: $$gen is up to date with $$src"; \
 	done; \
 	exit $$stale
+
+## figures: rerun the acceptance runs (TestAccept) and rewrite docs/figures.md,
+## and the copies of its tables in README.md and docs/, from what they measure;
+## make accept fails while any of them is stale
+.PHONY: figures
+figures:
+	$(GO) test -count=1 -run '^TestAccept$$' ./harness/ -update

@@ -1,9 +1,10 @@
 //go:build !race
 
-// The acceptance runs of the sync protocol: whole library scenarios, tens of
-// seconds each without the race detector (make accept runs them; make test
-// includes them). Under -race they are left out: the race detector makes
-// them several times slower and they exercise no concurrency.
+// The acceptance runs: whole library scenarios, tens of seconds each
+// without the race detector (make accept runs them; make test includes
+// them), which also give docs/figures.md its figures. Under -race they are
+// left out: the race detector makes them several times slower and they
+// exercise no concurrency.
 
 package harness
 
@@ -20,8 +21,53 @@ import (
 	"github.com/chronosync/chronosync/scenarios"
 )
 
-// runLibrary runs a library scenario without an event log.
-func runLibrary(t *testing.T, name string) (*Result, string) {
+// TestAccept runs the acceptance runs, each once: every library scenario
+// (the real backend's in the simulator), train4's workload with clock
+// steps, and one asymmetric link in rings and meshes. Each subtest checks
+// its run, and every sync run's calibration; the last, figures, renders
+// docs/figures.md from what they measured and fails while the committed
+// file differs (with -update, as `make figures` runs it, it rewrites the
+// file). The figures the docs quote thus cost no run of their own.
+func TestAccept(t *testing.T) {
+	var figs docFigures
+	for _, a := range []struct {
+		name  string
+		check func(t *testing.T, res *Result, dir string)
+	}{
+		{"quickstart", nil},
+		{"mesh8-jitter", acceptMesh8Jitter},
+		{"asym-queueing", acceptAsymQueueing},
+		{"ring32-faults", acceptRing32Faults},
+		{"mesh8-consensus", acceptConsensus},
+		{"train4", acceptTrain4},
+		{"real2-idle", nil},
+		{"real2-onoff", nil},
+		{"real4-jitter", nil},
+	} {
+		n := len(figs.runs)
+		ok := t.Run(a.name, func(t *testing.T) {
+			res, dir, cal := runLibrary(t, a.name)
+			if a.check != nil {
+				a.check(t, res, dir)
+			}
+			figs.addRun(t, res, dir, cal)
+		})
+		if !ok || len(figs.runs) == n {
+			figs.incomplete = append(figs.incomplete, a.name)
+		}
+	}
+	if ok := t.Run("steps", func(t *testing.T) { figs.steps = acceptSteps(t) }); !ok || len(figs.steps) != 3 {
+		figs.incomplete = append(figs.incomplete, "steps")
+	}
+	if ok := t.Run("asymmetric-link", func(t *testing.T) { figs.asym = acceptAsymmetricLink(t) }); !ok || len(figs.asym) != 6 {
+		figs.incomplete = append(figs.incomplete, "asymmetric-link")
+	}
+	t.Run("figures", figs.check)
+}
+
+// runLibrary runs a library scenario without an event log; for a sync
+// scenario it also checks and returns the run's calibration.
+func runLibrary(t *testing.T, name string) (*Result, string, *CalibrationResult) {
 	t.Helper()
 	sc, err := scenarios.Load(name)
 	if err != nil {
@@ -32,16 +78,18 @@ func runLibrary(t *testing.T, name string) (*Result, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var cal *CalibrationResult
 	if sc.Protocol.Kind == scenario.ProtocolSync {
-		checkCalibrated(t, dir)
+		cal = checkCalibrated(t, dir)
 	}
-	return res, dir
+	return res, dir, cal
 }
 
 // checkCalibrated wants at least groundtruth.Target of a sync run's
 // node-round errors, from its converged_from round on, within 3 of their
-// reported σ (what `chronosync calibrate` prints).
-func checkCalibrated(t *testing.T, dir string) {
+// reported σ (what `chronosync calibrate` prints), and returns the
+// calibration.
+func checkCalibrated(t *testing.T, dir string) *CalibrationResult {
 	t.Helper()
 	c, err := Calibrate(dir)
 	if err != nil {
@@ -51,15 +99,7 @@ func checkCalibrated(t *testing.T, dir string) {
 	if !c.Calibrated() {
 		t.Errorf("%.2f%% of %d node-round errors within 3σ (worst %.2fσ); want ≥ %.0f%%", 100*c.Within3, c.Points, c.Sigmas.Max, 100*groundtruth.Target)
 	}
-}
-
-// TestAcceptLibraryCalibration runs the library's other sync scenarios
-// (the real backend's, here in the simulator) and wants each calibrated,
-// as runLibrary does for those the tests above run.
-func TestAcceptLibraryCalibration(t *testing.T) {
-	for _, name := range []string{"real2-idle", "real2-onoff", "real4-jitter"} {
-		t.Run(name, func(t *testing.T) { runLibrary(t, name) })
-	}
+	return c
 }
 
 func logAccuracy(t *testing.T, name string, a groundtruth.Accuracy) {
@@ -68,10 +108,9 @@ func logAccuracy(t *testing.T, name string, a groundtruth.Accuracy) {
 		name, a.OffsetError.P50, a.OffsetError.P95, a.OffsetError.P99, a.OffsetError.Max, a.DriftError.P99, a.DriftError.Max, a.ConvergedRound)
 }
 
-// TestAcceptMesh8Jitter: with svm, p99 |offset error| ≤ 1µs from the third
+// acceptMesh8Jitter: with svm, p99 |offset error| ≤ 1µs from the third
 // round on and drift error ≤ 0.05 ppm; every estimator is reported.
-func TestAcceptMesh8Jitter(t *testing.T) {
-	res, _ := runLibrary(t, "mesh8-jitter")
+func acceptMesh8Jitter(t *testing.T, res *Result, _ string) {
 	sy := res.Summary.Sync
 	if sy == nil || sy.Rounds != 10 || sy.ConvergedFrom != 3 {
 		t.Fatalf("sync summary %+v; want 10 rounds counted from round 3", sy)
@@ -93,11 +132,10 @@ func TestAcceptMesh8Jitter(t *testing.T) {
 	}
 }
 
-// TestAcceptAsymQueueing: every estimator on the same probe stream; svm
-// and minfilter stay within 2µs p99 while regression is biased by the
+// acceptAsymQueueing: every estimator on the same probe stream; svm and
+// minfilter stay within 2µs p99 while regression is biased by the
 // queueing.
-func TestAcceptAsymQueueing(t *testing.T) {
-	res, _ := runLibrary(t, "asym-queueing")
+func acceptAsymQueueing(t *testing.T, res *Result, _ string) {
 	sy := res.Summary.Sync
 	if sy == nil || len(sy.Estimators) != 3 {
 		t.Fatalf("sync summary %+v; want three estimators", sy)
@@ -116,11 +154,10 @@ func TestAcceptAsymQueueing(t *testing.T) {
 	}
 }
 
-// TestAcceptRing32Faults checks the faults of ring32-faults: node 5 crashes
-// at 10s (round 3) and restarts at 15s; nodes 16-31 are cut off from 20s to
+// acceptRing32Faults checks the faults of ring32-faults: node 5 crashes at
+// 10s (round 3) and restarts at 15s; nodes 16-31 are cut off from 20s to
 // 30s; node 12's clock steps by -5ms at 40s.
-func TestAcceptRing32Faults(t *testing.T) {
-	_, dir := runLibrary(t, "ring32-faults")
+func acceptRing32Faults(t *testing.T, _ *Result, dir string) {
 	_, offs, err := offsets.ReadOffsets(filepath.Join(dir, FileOffsets))
 	if err != nil {
 		t.Fatal(err)
@@ -201,10 +238,9 @@ func TestAcceptRing32Faults(t *testing.T) {
 	t.Logf("crash: node 5 missing in round 3, re-converged in round %d; %d partitioned rounds; step detected in round %d", rejoined, partitioned, stepRound)
 }
 
-// TestAcceptConsensus: consensus mode converges on mesh8-jitter's links and
+// acceptConsensus: consensus mode converges on mesh8-jitter's links and
 // clocks; its convergence is reported beside Variant B's.
-func TestAcceptConsensus(t *testing.T) {
-	res, _ := runLibrary(t, "mesh8-consensus")
+func acceptConsensus(t *testing.T, res *Result, _ string) {
 	sy := res.Summary.Sync
 	if sy == nil || sy.Mode != "consensus" {
 		t.Fatalf("sync summary %+v", sy)

@@ -15,12 +15,11 @@ import (
 // uncertainty is wrong, not unlucky.
 const traceSigmaBound = 6
 
-// TestAcceptTrain4: on the raw per-node traces validate reports at least
-// 100 violations, on the combined trace none; both figures are in
+// acceptTrain4: on the raw per-node traces validate reports at least 100
+// violations, on the combined trace none; both figures are in
 // summary.json, every event is aligned, and every aligned event lies
 // within traceSigmaBound of its reported uncertainties of its true start.
-func TestAcceptTrain4(t *testing.T) {
-	res, dir := runLibrary(t, "train4")
+func acceptTrain4(t *testing.T, res *Result, dir string) {
 	tr := res.Summary.Trace
 	if tr == nil {
 		t.Fatal("summary.json has no trace section")

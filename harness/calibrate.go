@@ -30,7 +30,7 @@ func Calibrate(dir string) (*CalibrationResult, error) {
 		return nil, fmt.Errorf("calibrate %s: %w", dir, err)
 	}
 	if sc.Protocol.Kind != scenario.ProtocolSync {
-		return nil, fmt.Errorf("calibrate %s: the run's protocol is %q, not sync: it exported no clock models", dir, sc.Protocol.Kind)
+		return nil, fmt.Errorf("calibrate %s: the run's protocol is %q, not sync: it exported no clock models; calibrate a run of a scenario with protocol: {kind: sync}", dir, sc.Protocol.Kind)
 	}
 	info, offs, err := offsets.ReadOffsets(filepath.Join(dir, FileOffsets))
 	if err != nil {
@@ -38,7 +38,7 @@ func Calibrate(dir string) (*CalibrationResult, error) {
 	}
 	_, truth, err := groundtruth.Read(filepath.Join(dir, FileTruth))
 	if err != nil {
-		return nil, fmt.Errorf("calibrate %s: no ground truth (only simulated runs record truth.jsonl): %w", dir, err)
+		return nil, fmt.Errorf("calibrate %s: no ground truth (only simulated runs record truth.jsonl; calibrate a run made with --backend=sim): %w", dir, err)
 	}
 	from := uint64(sc.Protocol.Sync.ConvergedFrom)
 	return &CalibrationResult{

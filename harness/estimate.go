@@ -50,7 +50,7 @@ func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
 		return nil, err
 	}
 	if sc.Protocol.Kind != scenario.ProtocolSync {
-		return nil, fmt.Errorf("estimate %s: the run's protocol is %q, not sync: it recorded no probes", dir, sc.Protocol.Kind)
+		return nil, fmt.Errorf("estimate %s: the run's protocol is %q, not sync: it recorded no probes; estimate a run of a scenario with protocol: {kind: sync}", dir, sc.Protocol.Kind)
 	}
 	res, err := sc.Resolve(sc.Seed)
 	if err != nil {

@@ -180,13 +180,13 @@ func waitReal(ctx context.Context, w *real.World, bar *progress) {
 func realRefusals(sc *scenario.Scenario, r *scenario.Resolved) error {
 	var errs []error
 	if len(r.Nodes) > maxRealNodes {
-		errs = append(errs, fmt.Errorf("%d nodes: the real backend runs at most %d nodes on one machine", len(r.Nodes), maxRealNodes))
+		errs = append(errs, fmt.Errorf("%d nodes: the real backend runs at most %d nodes on one machine; set nodes: %d or fewer, or run it with --backend=sim", len(r.Nodes), maxRealNodes, maxRealNodes))
 	}
 	for _, f := range r.Faults {
-		errs = append(errs, fmt.Errorf("fault %s at %v: faults are injected only by the simulator so far", f.Kind, f.At))
+		errs = append(errs, fmt.Errorf("fault %s at %v: faults are injected only by the simulator so far; remove the faults: section, or run it with --backend=sim", f.Kind, f.At))
 	}
 	if r.Workload.Kind != scenario.WorkloadNone && r.Workload.Kind != "" {
-		errs = append(errs, fmt.Errorf("workload %s: traced workloads run only in the simulator so far", r.Workload.Kind))
+		errs = append(errs, fmt.Errorf("workload %s: traced workloads run only in the simulator so far; remove the workload: section, or run it with --backend=sim", r.Workload.Kind))
 	}
 	if sc.Impairment == scenario.ImpairNetem {
 		errs = append(errs, errors.New("impairment netem: the kernel netem path is not implemented (and this kernel has no netem qdisc); use impairment: userspace or auto"))

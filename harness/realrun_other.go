@@ -11,5 +11,5 @@ import (
 )
 
 func runReal(sc *scenario.Scenario, _ *scenario.Resolved, _ string, _ Options, _ protocol, _ *bufio.Writer, _ []Artifact, _ []byte, _ *tracker) (*Result, error) {
-	return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, errors.New("the real backend runs only on Linux"))
+	return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, errors.New("the real backend runs only on Linux; run it with --backend=sim here"))
 }

@@ -34,7 +34,7 @@ func Replay(dir string, progress io.Writer) (*ReplayResult, error) {
 		return nil, err
 	}
 	if m.Backend != "sim" {
-		return nil, fmt.Errorf("replay %s: backend %q runs cannot be replayed, only sim runs", dir, m.Backend)
+		return nil, fmt.Errorf("replay %s: backend %q runs cannot be replayed, only sim runs (real clocks and sockets do not repeat); run its scenario again with chronosync run %s --backend=sim to get a replayable run", dir, m.Backend, filepath.Join(dir, FileScenario))
 	}
 	sc, err := scenario.Load(filepath.Join(dir, FileScenario))
 	if err != nil {

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
+	"text/tabwriter"
 	"time"
 
 	"github.com/chronosync/chronosync/analysis/stats"
@@ -80,53 +83,104 @@ type PingSummary struct {
 	OffsetError stats.Summary `json:"offset_error_ns"`
 }
 
-// Print writes the human summary of a run.
+// Print writes the human summary of a run. Figures are rounded, not
+// truncated; each table prints its times in one unit, named in its header;
+// and where two printed counts differ the line says why.
 func (r *Result) Print(w io.Writer) {
 	s := r.Summary
 	fmt.Fprintf(w, "scenario %s  seed %d  backend %s  nodes %d\n", s.Scenario, s.Seed, s.Backend, s.Nodes)
-	speed := 0.0
-	if r.Wall > 0 {
-		speed = s.Virtual / r.Wall.Seconds()
-	}
 	if rs := s.Real; rs != nil {
 		fmt.Fprintf(w, "ran %.3gs in real time on %s links (impairment %s), timestamps %s\n",
 			s.Virtual, rs.Topology, rs.Impairment, rs.TimestampSource)
 	} else {
-		fmt.Fprintf(w, "simulated %.3gs in %v wall (%.3gx), %d events, event-log hash %s\n",
-			s.Virtual, r.Wall.Round(time.Millisecond), speed, s.Events, s.EventHash)
+		fmt.Fprintf(w, "simulated %.3gs in %v wall (%s), %s events, event-log hash %s\n",
+			s.Virtual, r.Wall.Round(time.Millisecond), speed(s.Virtual, r.Wall), Count(s.Events), s.EventHash)
 	}
 	n := s.Network
-	fmt.Fprintf(w, "network: %d packets, %d delivered, %d lost, %d queue drops, %d duplicated, %d corrupted\n",
-		n.Packets, n.Delivered, n.Lost, n.QueueDrops, n.Duplicated, n.Corrupted)
+	fmt.Fprintf(w, "network: %s datagrams sent on the links, %s delivered, %s lost, %s queue drops, %s duplicated, %s corrupted\n",
+		Count(n.Packets), Count(n.Delivered), Count(n.Lost), Count(n.QueueDrops), Count(n.Duplicated), Count(n.Corrupted))
 	if len(n.Dropped) > 0 {
 		fmt.Fprint(w, "dropped:")
 		for _, why := range slices.Sorted(maps.Keys(n.Dropped)) {
-			fmt.Fprintf(w, " %s %d", why, n.Dropped[why])
+			fmt.Fprintf(w, " %s %s", why, Count(n.Dropped[why]))
 		}
 		fmt.Fprintln(w)
 	}
 	if p := s.Ping; p != nil {
-		fmt.Fprintf(w, "ping: %d sent, %d replies (%.2f%% lost)\n", p.Sent, p.Received, 100*p.LossFraction)
-		fmt.Fprintf(w, "  rtt           p50 %v  p95 %v  p99 %v  max %v\n", ns(p.RTT.P50), ns(p.RTT.P95), ns(p.RTT.P99), ns(p.RTT.Max))
-		fmt.Fprintf(w, "  |offset err|  p50 %v  p95 %v  p99 %v  max %v\n", ns(p.OffsetError.P50), ns(p.OffsetError.P95), ns(p.OffsetError.P99), ns(p.OffsetError.Max))
+		printPing(w, p)
 	}
 	if sy := s.Sync; sy != nil {
 		printSync(w, sy, r.Estimates)
 	}
 	if t := s.Trace; t != nil {
-		fmt.Fprintf(w, "trace: %d nodes, %d events, %d snapshot pairs\n", t.Nodes, t.Events, t.Snapshots)
-		fmt.Fprintf(w, "  validate raw:      Violations: %d, Overlaps: %d, Warnings: %d\n", t.Raw.Violations, t.Raw.Overlaps, t.Raw.Warnings)
-		fmt.Fprintf(w, "  validate combined: Violations: %d, Overlaps: %d, Warnings: %d\n", t.Combined.Violations, t.Combined.Overlaps, t.Combined.Warnings)
-		e := t.ErrorNS
-		fmt.Fprintf(w, "  |aligned − true start| p50 %v  p99 %v  max %v; max %.2f reported σ\n", ns(e.P50), ns(e.P99), ns(e.Max), t.ErrorSigmas.Max)
-		if len(t.Unfinished) > 0 {
-			fmt.Fprintf(w, "  workload unfinished on nodes %v\n", t.Unfinished)
-		}
+		printTrace(w, t)
 	}
 	fmt.Fprintf(w, "run directory: %s\n", r.Dir)
 }
 
-func ns(v float64) time.Duration { return time.Duration(v).Round(time.Nanosecond) }
+// speed says how much faster than real time a simulation ran: "2.62x",
+// "3,640x".
+func speed(virtual float64, wall time.Duration) string {
+	if wall <= 0 {
+		return "instant"
+	}
+	x := virtual / wall.Seconds()
+	if x >= 100 {
+		return Count(int64(math.Round(x))) + "x"
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64) + "x"
+}
+
+// printPing writes the ping exchange: its counts and a table of the round
+// trips and offset errors, in one unit.
+func printPing(w io.Writer, p *PingSummary) {
+	fmt.Fprintf(w, "ping: %s sent, %s replies (%.2f%% of pings got none)\n", Count(p.Sent), Count(p.Received), 100*p.LossFraction)
+	if p.RTT.N == 0 {
+		fmt.Fprintln(w, "  no exchange completed: no round trip to report")
+		return
+	}
+	rtt, off := p.RTT, p.OffsetError
+	u := UnitFor(rtt.P50, rtt.P95, rtt.P99, rtt.Max, off.P50, off.P95, off.P99, off.Max)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	label := padRight([]string{"in " + u.Name, "rtt", "|offset err|"})
+	fmt.Fprintf(tw, "%s\tp50\tp95\tp99\tmax\t\n", label[0])
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", label[1], u.Format(rtt.P50), u.Format(rtt.P95), u.Format(rtt.P99), u.Format(rtt.Max))
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", label[2], u.Format(off.P50), u.Format(off.P95), u.Format(off.P99), u.Format(off.Max))
+	tw.Flush()
+	if rtt.N != p.Received {
+		// ping.Node reports an exchange when the pair's next reply brings
+		// the peer's receive and send times of the one before
+		// (interleaved timestamps).
+		fmt.Fprintf(w, "  from %s exchanges of the %s replies: a reply brings the peer's timestamps of the exchange before it, so each pair's last exchange gives none, and each lost reply costs one more\n",
+			Count(rtt.N), Count(p.Received))
+	}
+}
+
+// printTrace writes a traced run's happens-before checks and alignment
+// errors.
+func printTrace(w io.Writer, t *TraceSummary) {
+	fmt.Fprintf(w, "trace: %s nodes, %s events, %s snapshot pairs\n", Count(t.Nodes), Count(t.Events), Count(t.Snapshots))
+	fmt.Fprintf(w, "  validate raw:      %s\n", t.Raw.text())
+	fmt.Fprintf(w, "  validate combined: %s\n", t.Combined.text())
+	e := t.ErrorNS
+	if t.AlignedEvents == 0 {
+		fmt.Fprintln(w, "  |aligned − true start|: no event carries an event id and an uncertainty to compare")
+	} else {
+		u := UnitFor(e.P50, e.P99, e.Max)
+		of := Count(t.AlignedEvents) + " events"
+		if t.AlignedEvents != t.Events {
+			of = fmt.Sprintf("%s of the %s events (those with an event id and an uncertainty in the combined trace)", Count(t.AlignedEvents), Count(t.Events))
+		}
+		fmt.Fprintf(w, "  |aligned − true start| in %s, over %s: p50 %s  p99 %s  max %s; max %.2f reported σ\n",
+			u.Name, of, u.Format(e.P50), u.Format(e.P99), u.Format(e.Max), t.ErrorSigmas.Max)
+	}
+	if t.NegativeDurations > 0 {
+		fmt.Fprintf(w, "  %s events ended before they started on their tracer clock (it stepped back): duration 0 in the traces\n", Count(t.NegativeDurations))
+	}
+	if len(t.Unfinished) > 0 {
+		fmt.Fprintf(w, "  workload unfinished on nodes %v\n", t.Unfinished)
+	}
+}
 
 // TraceSummary is a traced run's outcome: the happens-before check of the
 // raw per-node traces and of the combined trace, and how far each aligned
@@ -156,4 +210,14 @@ type ValidateCounts struct {
 	Violations int `json:"violations"`
 	Overlaps   int `json:"overlaps"`
 	Warnings   int `json:"warnings"`
+}
+
+// text is the counts as validate prints them, or, when the check compared
+// no pair of invocations (Violations + Overlaps is 0), a line that says so
+// rather than counts of 0 that read as a result.
+func (c ValidateCounts) text() string {
+	if c.Violations+c.Overlaps == 0 {
+		return fmt.Sprintf("nothing to compare (no collective on two nodes), Warnings: %d", c.Warnings)
+	}
+	return fmt.Sprintf("Violations: %d, Overlaps: %d, Warnings: %d", c.Violations, c.Overlaps, c.Warnings)
 }

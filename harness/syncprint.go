@@ -5,37 +5,88 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
 )
 
 // printSync writes a sync run's figures: what it exported, then every
-// estimator on the same probe stream.
+// estimator on the same probe stream, in one table whose errors share one
+// unit.
 func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
-	fmt.Fprintf(w, "sync: mode %s, estimator %s, %d rounds, reference node %d; %d pairs sent, %d probes lost\n",
-		sy.Mode, sy.Estimator, sy.Rounds, sy.Reference, sy.Probes.PairsSent, sy.Probes.Lost)
+	fmt.Fprintf(w, "sync: mode %s, estimator %s, %d rounds, reference node %d\n",
+		sy.Mode, sy.Estimator, sy.Rounds, sy.Reference)
+	pr := sy.Probes
+	fmt.Fprintf(w, "  probes: %s pairs sent (%s probes), %s lost", Count(pr.PairsSent), Count(2*pr.PairsSent), Count(pr.Lost))
+	if pr.Lost > 0 {
+		// probe.Prober.Close counts a probe lost when it has no reply
+		// by its window's close.
+		fmt.Fprint(w, ": no reply by their window's close (the request or the reply was lost on a link, among the network's lost datagrams, or the reply came late)")
+	}
+	fmt.Fprintln(w)
 	c := sy.Control
 	if c.EndToStart.N > 0 {
-		fmt.Fprintf(w, "  rounds: ROUND_END→ROUND_START p50 %v, gather wait p50 %v, sequence skew p50 %v, %d retries, %.0f bytes gathered per round\n",
-			ns(c.EndToStart.P50), ns(c.GatherWait.P50), ns(c.SequenceSkew.P50), c.Retries, c.MessageBytes.Mean)
+		u := UnitFor(c.EndToStart.P50, c.GatherWait.P50, c.SequenceSkew.P50)
+		fmt.Fprintf(w, "  rounds, p50 in %s: ROUND_END→ROUND_START %s, gather wait %s, sequence skew %s; %d retries, %s bytes gathered per round\n",
+			u.Name, u.Format(c.EndToStart.P50), u.Format(c.GatherWait.P50), u.Format(c.SequenceSkew.P50), c.Retries, Count(int64(math.Round(c.MessageBytes.Mean))))
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  |offset error| from round %d\tp50\tp95\tp99\tmax\tdrift p99 (ppm)\tconverged at\tGraphCalc p50\t\n", sy.ConvergedFrom)
-	row := func(name string, a groundtruth.Accuracy, gc string) {
-		fmt.Fprintf(tw, "  %s\t%v\t%v\t%v\t%v\t%.4f\t%s\t%s\t\n", name,
-			ns(a.OffsetError.P50), ns(a.OffsetError.P95), ns(a.OffsetError.P99), ns(a.OffsetError.Max),
-			a.DriftError.P99, converged(a.ConvergedRound), gc)
-	}
-	row("exported ("+sy.Estimator+")", sy.Online, "")
+	rows := []accuracyRow{{name: "exported (" + sy.Estimator + ")", acc: sy.Online}}
 	for _, e := range est {
 		if e.Accuracy != nil {
-			row(e.Estimator, *e.Accuracy, ns(e.GraphCalc.P50).String())
+			rows = append(rows, accuracyRow{name: e.Estimator, acc: *e.Accuracy, graphCalc: e.GraphCalc.P50, solved: true})
 		}
 	}
-	tw.Flush()
+	printAccuracy(w, fmt.Sprintf("from round %d", sy.ConvergedFrom), rows)
+	fmt.Fprintf(w, "  from round %d: the scenario's converged_from (earlier rounds are warm-up); converged at: the first round from which every round's worst |offset error| stays under %s\n",
+		sy.ConvergedFrom, strings.Replace(FormatNS(groundtruth.ConvergedBound), ".00 ", " ", 1))
 	printWarnings(w, c.Warnings)
+}
+
+// accuracyRow is one line of the accuracy table: an estimator's errors
+// and, when it was re-run offline (solved), GraphCalc's wall time per
+// round.
+type accuracyRow struct {
+	name      string
+	acc       groundtruth.Accuracy
+	graphCalc float64 // ns
+	solved    bool
+}
+
+// printAccuracy writes the |offset error| table: every error in one unit,
+// chosen from the largest, and GraphCalc's times (another quantity) in
+// theirs, each named in the header. The tabwriter's padding indents the
+// table by two spaces.
+func printAccuracy(w io.Writer, from string, rows []accuracyRow) {
+	var errs, times []float64
+	for _, r := range rows {
+		o := r.acc.OffsetError
+		errs = append(errs, o.P50, o.P95, o.P99, o.Max)
+		if r.solved {
+			times = append(times, r.graphCalc)
+		}
+	}
+	u, gu := UnitFor(errs...), UnitFor(times...)
+	names := []string{fmt.Sprintf("|offset error| in %s, %s", u.Name, from)}
+	for _, r := range rows {
+		names = append(names, r.name)
+	}
+	names = padRight(names)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tp50\tp95\tp99\tmax\tdrift p99 (ppm)\tconverged at\tGraphCalc p50 (%s)\t\n", names[0], gu.Name)
+	for i, r := range rows {
+		o := r.acc.OffsetError
+		gc := "-" // the online run's solves are not timed
+		if r.solved {
+			gc = gu.Format(r.graphCalc)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.4f\t%s\t%s\t\n", names[i+1],
+			u.Format(o.P50), u.Format(o.P95), u.Format(o.P99), u.Format(o.Max),
+			r.acc.DriftError.P99, converged(r.acc.ConvergedRound), gc)
+	}
+	tw.Flush()
 }
 
 // printWarnings prints the rounds' warnings, in round order.
@@ -48,6 +99,7 @@ func printWarnings(w io.Writer, rounds map[string]string) {
 	}
 }
 
+// converged names the round from which a run counts as converged.
 func converged(r uint64) string {
 	if r == 0 {
 		return "never"

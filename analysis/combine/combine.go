@@ -341,7 +341,7 @@ func (c *combiner) wait() {
 	}
 }
 
-// aligner sets up the node's alignment (unless --no_correction).
+// aligner sets up the node's alignment (unless --no-correction).
 func (c *combiner) aligner(in Input, ns *nodeState) error {
 	if c.o.NoCorrection {
 		return nil

@@ -4,7 +4,7 @@ package combine
 type Metadata struct {
 	RunID     string         `json:"run_id,omitempty"`
 	Offsets   string         `json:"offsets,omitempty"` // the offsets file used
-	Corrected bool           `json:"corrected"`         // false with --no_correction
+	Corrected bool           `json:"corrected"`         // false with --no-correction
 	Nodes     []NodeMetadata `json:"nodes"`
 	Events    int64          `json:"events"`
 	Planes    int            `json:"planes"`

@@ -20,7 +20,7 @@ const (
 // renamer renames one node's planes.
 type renamer struct {
 	node   int
-	prefix string // --plane_prefix, prepended to /node:<id> names
+	prefix string // --plane-prefix, prepended to /node:<id> names
 	hosts  int    // host planes renamed so far (node > 0)
 }
 

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 )
 
 // MaxExamples is the most violations a Report lists in Examples.
@@ -326,6 +327,63 @@ func (e *examples) add(v Violation) {
 // Summary returns "Violations: X, Overlaps: Y, Warnings: Z".
 func (r *Report) Summary() string {
 	return fmt.Sprintf("Violations: %d, Overlaps: %d, Warnings: %d", r.Violations, r.Overlaps, r.Warnings)
+}
+
+// NothingCompared returns why the check compared no pair of invocations,
+// or "" when it compared some (Compared > 0). Counts of 0 from a check that
+// compared nothing are no result, so a caller prints this instead of
+// Summary:
+//
+//   - "no traces to check": no nodes were given;
+//   - "no collectives in ...": no node has an invocation (a trace without
+//     collectives, or a file that is not a trace);
+//   - "one node's collectives ...": every invocation is on one node id (a
+//     single node's trace: collectives are compared between nodes);
+//   - "only node N ... has collectives": the other nodes have none;
+//   - "no collective appears on two nodes": the nodes' keys differ.
+func (r *Report) NothingCompared() string {
+	if r.Compared > 0 {
+		return ""
+	}
+	if len(r.Nodes) == 0 {
+		return "no traces to check"
+	}
+	var with []NodeInfo // nodes with invocations
+	ids := map[int]bool{}
+	for _, n := range r.Nodes {
+		if n.Ops > 0 {
+			with = append(with, n)
+			ids[n.ID] = true
+		}
+	}
+	switch {
+	case len(with) == 0:
+		return fmt.Sprintf("no collectives in %s (collectives: XSpace GPU events named rccl or nccl that carry hlo_op; Kineto nccl or rccl kernels)", sources(r.Nodes))
+	case r.NodesSeen == 1:
+		return fmt.Sprintf("only one node, node %d (%s): collectives are compared between nodes; give the traces of two or more nodes, or a combined trace",
+			with[0].ID, sources(with))
+	case len(ids) == 1:
+		return fmt.Sprintf("only node %d (%s) has collectives; the other %s none",
+			with[0].ID, sources(with), plural(r.NodesSeen-1, "node has", fmt.Sprintf("%d nodes have", r.NodesSeen-1)))
+	}
+	return fmt.Sprintf("no collective appears on two nodes: the %d nodes with collectives have no op in common", len(ids))
+}
+
+// sources names the distinct sources of nodes, in order: the first three
+// and how many more.
+func sources(nodes []NodeInfo) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if !seen[n.Source] {
+			seen[n.Source] = true
+			out = append(out, n.Source)
+		}
+	}
+	if len(out) > 3 {
+		return fmt.Sprintf("%s and %d more", strings.Join(out[:3], ", "), len(out)-3)
+	}
+	return strings.Join(out, ", ")
 }
 
 // WriteJSON writes r as indented JSON, with a final newline.

@@ -47,17 +47,22 @@ is marked NOT CALIBRATED and the command exits 1.`,
 // printCalibration writes one row per run and returns how many runs are
 // not calibrated.
 func printCalibration(w io.Writer, res []*harness.CalibrationResult, worst bool) int {
+	var times []float64
+	for _, r := range res {
+		times = append(times, r.ErrorNS.P50, r.ErrorNS.P99, r.SigmaNS.P50)
+	}
+	u := timeUnit(times...)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tfrom\tpoints\t≤1σ\t≤2σ\t≤3σ\tmax σ\tRMS σ\t|err| p50\tp99\tσ p50\t\t")
+	fmt.Fprintf(tw, "run\tfrom\tpoints\t≤1σ\t≤2σ\t≤3σ\tmax σ\tRMS σ\t|err| p50 (%s)\tp99\tσ p50\t\t\n", u.Name)
 	bad := 0
 	for _, r := range res {
 		verdict := "ok"
 		if !r.Calibrated() {
 			verdict, bad = "NOT CALIBRATED", bad+1
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t%.1f%%\t%.2f%%\t%.2f\t%.2f\t%v\t%v\t%v\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t%.1f%%\t%.2f%%\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t\n",
 			r.Dir, r.From, r.Points, 100*r.Within1, 100*r.Within2, 100*r.Within3, r.Sigmas.Max, r.RMSSigmas,
-			nsText(r.ErrorNS.P50), nsText(r.ErrorNS.P99), nsText(r.SigmaNS.P50), verdict)
+			u.Format(r.ErrorNS.P50), u.Format(r.ErrorNS.P99), u.Format(r.SigmaNS.P50), verdict)
 	}
 	tw.Flush()
 	if worst {
@@ -71,11 +76,13 @@ func printCalibration(w io.Writer, res []*harness.CalibrationResult, worst bool)
 	return bad
 }
 
-// nsText formats a time in ns: with one decimal below a µs, as a rounded
-// duration above.
-func nsText(v float64) string {
-	if v > -1000 && v < 1000 {
-		return fmt.Sprintf("%.1fns", v)
+// timeUnit is the unit of calibrate's table, chosen from its largest
+// figure: in ns with one decimal, since calibrated errors and σ are often a
+// few ns; two decimals in the larger units.
+func timeUnit(vs ...float64) harness.Unit {
+	u := harness.UnitFor(vs...)
+	if u == harness.Nanoseconds {
+		u.Decimals = 1
 	}
-	return d(v).String()
+	return u
 }

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -30,7 +34,7 @@ func newRunCmd() *cobra.Command {
 		Long: `Run a scenario file and write a run directory (default runs/<name>-seed<seed>)
 holding manifest.json, summary.json, scenario.yaml, run.log, events.ckpt and
 events.log.gz. SCENARIO is a path, or the name of a scenario of the built-in
-library (see scenarios/README.md).`,
+library (chronosync scenario list; see scenarios/README.md).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, path, err := loadScenario(args[0])
@@ -90,15 +94,28 @@ differ.`,
 }
 
 func newScenarioCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "scenario", Short: "Work with scenario files"}
+	cmd := &cobra.Command{Use: "scenario", Short: "Work with scenario files and the built-in library"}
 	cmd.AddCommand(&cobra.Command{
-		Use:   "check FILE...",
-		Short: "Decode, validate and resolve scenario files",
-		Args:  cobra.MinimumNArgs(1),
+		Use:   "list",
+		Short: "List the scenarios of the built-in library, with their descriptions",
+		Long: `List the scenarios of the built-in library (scenarios/*.yaml, embedded in
+the binary), one per line: the name, which every command that takes a
+SCENARIO accepts, and the scenario's description.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return listScenarios(cmd.OutOrStdout())
+		},
+	}, &cobra.Command{
+		Use:   "check SCENARIO...",
+		Short: "Decode, validate and resolve scenario files or library scenarios",
+		Long: `Decode, validate and resolve each SCENARIO: a file, or the name of a
+scenario of the built-in library (chronosync scenario list). Errors name the
+file and line.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var errs []error
-			for _, path := range args {
-				sc, err := scenario.Load(path)
+			for _, arg := range args {
+				sc, _, err := loadScenario(arg)
 				if err == nil {
 					_, err = sc.Resolve(sc.Seed)
 				}
@@ -107,15 +124,34 @@ func newScenarioCmd() *cobra.Command {
 					errs = append(errs, err)
 					continue
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s: %d nodes, %v)\n", path, sc.Name, sc.Nodes, sc.Duration)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s: %d nodes, %v)\n", arg, sc.Name, sc.Nodes, sc.Duration)
 			}
 			if len(errs) > 0 {
-				return fmt.Errorf("%d of %d scenario files are invalid", len(errs), len(args))
+				return fmt.Errorf("%d of %d scenarios are invalid", len(errs), len(args))
 			}
 			return nil
 		},
 	})
 	return cmd
+}
+
+// listScenarios writes the library's scenarios, one a line: the name,
+// padded so that the descriptions line up, then the description.
+func listScenarios(w io.Writer) error {
+	names := scenarios.Names()
+	width := 0
+	for _, n := range names {
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		sc, err := scenarios.Load(n)
+		if err != nil {
+			return err
+		}
+		desc := strings.Join(strings.Fields(sc.Description), " ")
+		fmt.Fprintf(w, "%-*s  %s\n", width, n, desc)
+	}
+	return nil
 }
 
 func newEventsCmd() *cobra.Command {
@@ -143,7 +179,9 @@ func newVersionCmd() *cobra.Command {
 }
 
 // loadScenario loads a scenario file, or a scenario of the built-in library
-// by name when no such file exists.
+// by name when no such file exists. It returns the scenario and the name of
+// its file (scenarios/<name>.yaml for the library). When neither exists the
+// error lists the library's names nearest to arg.
 func loadScenario(arg string) (*scenario.Scenario, string, error) {
 	sc, err := scenario.Load(arg)
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
@@ -152,10 +190,73 @@ func loadScenario(arg string) (*scenario.Scenario, string, error) {
 	name := arg + ".yaml"
 	data, libErr := fs.ReadFile(scenarios.FS(), name)
 	if libErr != nil {
-		return nil, arg, err
+		return nil, arg, unknownScenario(arg)
 	}
 	lib, err := scenario.Parse("scenarios/"+name, data)
 	return lib, "scenarios/" + name, err
+}
+
+// unknownScenario is the error for a SCENARIO that is neither a file nor a
+// library name: it names the near matches in the library, if any.
+func unknownScenario(arg string) error {
+	near := nearNames(strings.TrimSuffix(filepath.Base(arg), ".yaml"), scenarios.Names())
+	if len(near) == 0 {
+		return fmt.Errorf("no scenario %q: no such file, and no library scenario of that name (chronosync scenario list)", arg)
+	}
+	return fmt.Errorf("no scenario %q: no such file; did you mean %s? (chronosync scenario list)", arg, orList(near))
+}
+
+// nearNames returns the names near to s, ignoring case, nearest first (ties
+// by name): those within an edit distance of a quarter of s's length (at
+// least 1), and those that contain s, for s of 3 letters or more.
+func nearNames(s string, names []string) []string {
+	type cand struct {
+		name string
+		dist int
+	}
+	var out []cand
+	lower := strings.ToLower(s)
+	for _, n := range names {
+		d := editDistance(lower, strings.ToLower(n))
+		if d <= max(1, len(s)/4) || (len(s) >= 3 && strings.Contains(n, lower)) {
+			out = append(out, cand{n, d})
+		}
+	}
+	slices.SortFunc(out, func(a, b cand) int { return cmp.Or(cmp.Compare(a.dist, b.dist), cmp.Compare(a.name, b.name)) })
+	names = names[:0:0]
+	for _, c := range out {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// orList writes names as "a", "a or b", "a, b or c".
+func orList(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // terminal returns w if it is a terminal, so that progress is shown only

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -52,9 +51,21 @@ estimator's offset and drift error from the scenario's converged_from round on.`
 	return cmd
 }
 
+// printEstimates writes one row per estimator: its offset errors in one
+// unit for the table, chosen from the largest and named in the header, and
+// GraphCalc's wall time per round in its own.
 func printEstimates(w io.Writer, res []harness.EstimateResult) {
+	var errs, times []float64
+	for _, r := range res {
+		if a := r.Accuracy; a != nil {
+			o := a.OffsetError
+			errs = append(errs, o.P50, o.P95, o.P99, o.Max)
+		}
+		times = append(times, r.GraphCalc.P50)
+	}
+	u, gu := harness.UnitFor(errs...), harness.UnitFor(times...)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "estimator\trounds\tsolved\t|offset err| p50\tp95\tp99\tmax\tdrift p99 (ppm)\tconverged at\tGraphCalc p50\t")
+	fmt.Fprintf(tw, "estimator\trounds\tsolved\t|offset err| p50 (%s)\tp95\tp99\tmax\tdrift p99 (ppm)\tconverged at\tGraphCalc p50 (%s)\t\n", u.Name, gu.Name)
 	for _, r := range res {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t", r.Estimator, r.Rounds, r.Solved)
 		if a := r.Accuracy; a != nil {
@@ -63,18 +74,19 @@ func printEstimates(w io.Writer, res []harness.EstimateResult) {
 			if a.ConvergedRound > 0 {
 				conv = fmt.Sprintf("round %d", a.ConvergedRound)
 			}
-			fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%.4f\t%s\t", d(o.P50), d(o.P95), d(o.P99), d(o.Max), a.DriftError.P99, conv)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.4f\t%s\t", u.Format(o.P50), u.Format(o.P95), u.Format(o.P99), u.Format(o.Max), a.DriftError.P99, conv)
 		} else {
 			fmt.Fprint(tw, "-\t-\t-\t-\t-\t-\t")
 		}
-		fmt.Fprintf(tw, "%v\t\n", time.Duration(r.GraphCalc.P50).Round(time.Microsecond))
+		fmt.Fprintf(tw, "%s\t\n", gu.Format(r.GraphCalc.P50))
 	}
 	tw.Flush()
+	if len(errs) > 0 {
+		fmt.Fprintln(w, "errors from the scenario's converged_from round on; converged at: the first round from which every round's worst |offset error| stays under 1 µs")
+	}
 	for _, r := range res {
 		for _, f := range r.Files {
 			fmt.Fprintf(w, "wrote %s\n", f)
 		}
 	}
 }
-
-func d(ns float64) time.Duration { return time.Duration(ns).Round(time.Nanosecond) }

@@ -2,21 +2,30 @@
 // deterministic simulator (and, later, on real sockets and namespaces),
 // replays recorded runs, and checks scenario files.
 //
-// Usage:
+// Usage (chronosync help COMMAND for the rest):
 //
 //	chronosync run SCENARIO [--seed N] [--backend sim|real] [--out DIR] [--trace-events FILE]
 //	chronosync replay RUN_DIR
-//	chronosync scenario check FILE...
+//	chronosync combine --run-dir RUN_DIR --auto-discover [--validate [--no-fail]]
+//	chronosync validate [--no-fail] TRACE...
+//	chronosync scenario list
+//	chronosync scenario check SCENARIO...
 //	chronosync events legend
 //	chronosync version
+//
+// Flags are written with hyphens (--run-dir); the underscore spellings of
+// the origin plan (--run_dir) are accepted as hidden aliases. SCENARIO is a
+// file or the name of a scenario of the built-in library.
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/chronosync/chronosync/real/shaper"
 )
@@ -50,5 +59,14 @@ seed gives the same run, byte for byte; every run directory can be replayed.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newReplayCmd(), newEstimateCmd(), newCalibrateCmd(), newCombineCmd(), newValidateCmd(), newScenarioCmd(), newEventsCmd(), newVersionCmd(), newNetnsCmd(), newNodeCmd(), newPeersCmd())
+	// Set after AddCommand so that it reaches every command's flags.
+	root.SetGlobalNormalizationFunc(hyphenate)
 	return root
+}
+
+// hyphenate is the flags' normalization: every flag is defined, and shown
+// in help, with hyphens (--run-dir), and the same name with underscores
+// (--run_dir, the origin plan's spelling) is taken as that flag.
+func hyphenate(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
 }

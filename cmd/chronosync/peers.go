@@ -36,9 +36,6 @@ DIR/peers.png and, per scenario, DIR/<scenario>/{chronosync,chrony-basic,
 chrony-xleave,ptp4l}. Needs root.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := netlab.Available(); err != nil {
-				return fmt.Errorf("peers runs on network namespaces and needs root: %w", err)
-			}
 			cfg := peers.CompareConfig{Duration: duration, Dir: out, Log: cmd.ErrOrStderr()}
 			for _, arg := range args {
 				sc, path, err := loadScenario(arg)
@@ -47,6 +44,9 @@ chrony-xleave,ptp4l}. Needs root.`,
 				}
 				cfg.Scenarios = append(cfg.Scenarios, sc)
 				cfg.Files = append(cfg.Files, path)
+			}
+			if err := netlab.Available(); err != nil {
+				return fmt.Errorf("peers runs on network namespaces and needs root: run it as root (sudo chronosync peers ...): %w", err)
 			}
 			// SIGINT or SIGTERM stops the comparison; the namespaces of
 			// the step under way are removed and what was measured kept.

@@ -4,15 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/chronosync/chronosync/analysis/combine"
 	"github.com/chronosync/chronosync/analysis/validate"
+	"github.com/chronosync/chronosync/harness"
 	"github.com/chronosync/chronosync/trace/kineto"
+	"github.com/chronosync/chronosync/trace/xplanepb"
 	"github.com/chronosync/chronosync/trace/xspace"
 )
 
@@ -26,6 +28,7 @@ func newCombineCmd() *cobra.Command {
 		printEvents       bool
 		planePrefix       string
 		doValidate        bool
+		noFail            bool
 		noJSON            bool
 	)
 	cmd := &cobra.Command{
@@ -50,15 +53,20 @@ A trace's node id is taken from its file name (node<i>.xplane.pb) or else
 its position in --traces; a Kineto trace's from its distributedInfo.rank,
 else its file name (node<i>.json[.gz], node<i>.pt.trace.json[.gz]), else it
 is an error; --snapshots, when given, pairs with --traces in
-order. --run_dir with --auto_discover finds node<i>.xplane.pb,
-node<i>.snapshots.pb and offsets.jsonl there.`,
+order. --run-dir with --auto-discover finds node<i>.xplane.pb,
+node<i>.snapshots.pb and offsets.jsonl there.
+
+--validate checks collective happens-before on the result and prints what
+chronosync validate prints; like validate, the command then exits 1 (after
+writing every output) when the check finds violations or compares nothing,
+unless --no-fail. Underscore spellings of the flags (--run_dir) work too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var inputs []combine.Input
 			switch {
 			case autoDiscover:
 				if runDir == "" {
-					return errors.New("--auto_discover needs --run_dir")
+					return errors.New("--auto-discover needs --run-dir RUN_DIR: the directory to discover the inputs in")
 				}
 				in, offs, err := combine.Discover(runDir)
 				if err != nil {
@@ -69,7 +77,7 @@ node<i>.snapshots.pb and offsets.jsonl there.`,
 					offsetsPath = offs
 				}
 			case len(traces) == 0:
-				return errors.New("no traces: give --traces, or --run_dir with --auto_discover")
+				return errors.New("no traces: give --traces FILE,..., or --run-dir RUN_DIR with --auto-discover")
 			default:
 				if len(snapshots) > 0 && len(snapshots) != len(traces) {
 					return fmt.Errorf("%d --snapshots for %d --traces: give one per trace, in the same order", len(snapshots), len(traces))
@@ -93,9 +101,9 @@ node<i>.snapshots.pb and offsets.jsonl there.`,
 				}
 				output = filepath.Join(dir, "combined.xplane.pb")
 			}
+			// No Logger: its one line per node would repeat the table below.
 			o := combine.Options{Offsets: offsetsPath, NoCorrection: noCorrection, PlanePrefix: planePrefix,
-				Output: output, NoTraceJSON: noJSON, Validate: doValidate,
-				Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))}
+				Output: output, NoTraceJSON: noJSON, Validate: doValidate}
 			if printEvents {
 				o.PrintEvents = cmd.OutOrStdout()
 			}
@@ -104,17 +112,15 @@ node<i>.snapshots.pb and offsets.jsonl there.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			md := res.Metadata
-			fmt.Fprintf(w, "combined %d nodes, %d planes, %d events\n", len(md.Nodes), md.Planes, md.Events)
-			for _, n := range md.Nodes {
-				fmt.Fprintf(w, "  node %d (%s): %d events, max correction %d ns, uncertainty p50 %.0f ns, %d snapshot pairs, %d offset windows\n",
-					n.ID, n.Hostname, n.Events, n.MaxCorrectionNS, n.UncertaintyP50NS, n.SnapshotPairs, n.OffsetWindows)
-			}
+			printCombined(w, &res.Metadata)
 			if res.Report != nil {
 				printReport(w, res.Report)
 			}
 			for _, f := range res.Files {
 				fmt.Fprintf(w, "wrote %s\n", f)
+			}
+			if res.Report != nil && !noFail {
+				return verdict(res.Report, "combine --validate", "; the outputs are written")
 			}
 			return nil
 		},
@@ -123,19 +129,23 @@ node<i>.snapshots.pb and offsets.jsonl there.`,
 	f.StringSliceVar(&traces, "traces", nil, "per-node XSpace or Kineto files (repeat or comma-separate)")
 	f.StringSliceVar(&snapshots, "snapshots", nil, "per-node snapshot files, in the order of --traces")
 	f.StringVar(&offsetsPath, "offsets", "", "GraphCalc offsets.jsonl, or a legacy midpoint file")
-	f.StringVar(&runDir, "run_dir", "", "run directory (with --auto_discover; default place of the outputs)")
-	f.BoolVar(&autoDiscover, "auto_discover", false, "find the inputs in --run_dir")
-	f.StringVar(&output, "output", "", "combined XSpace path (default <run_dir or .>/combined.xplane.pb)")
-	f.BoolVar(&noCorrection, "no_correction", false, "merge and rename only; keep every timestamp")
-	f.BoolVar(&printEvents, "print_events", false, "print every event with its aligned time")
-	f.StringVar(&planePrefix, "plane_prefix", "", "prefix for the /node:<id> plane names, e.g. /clusterA")
-	f.BoolVar(&doValidate, "validate", false, "check collective happens-before on the result")
-	f.BoolVar(&noJSON, "no_trace_json", false, "skip the Chrome trace export")
+	f.StringVar(&runDir, "run-dir", "", "run directory (with --auto-discover; default place of the outputs)")
+	f.BoolVar(&autoDiscover, "auto-discover", false, "find the inputs in --run-dir")
+	f.StringVar(&output, "output", "", "combined XSpace path (default <run-dir or .>/combined.xplane.pb)")
+	f.BoolVar(&noCorrection, "no-correction", false, "merge and rename only; keep every timestamp")
+	f.BoolVar(&printEvents, "print-events", false, "print every event with its aligned time")
+	f.StringVar(&planePrefix, "plane-prefix", "", "prefix for the /node:<id> plane names, e.g. /clusterA")
+	f.BoolVar(&doValidate, "validate", false, "check collective happens-before on the result; exit 1 on violations or when nothing was compared")
+	f.BoolVar(&noFail, "no-fail", false, "with --validate: exit 0 whatever the check finds")
+	f.BoolVar(&noJSON, "no-trace-json", false, "skip the Chrome trace export")
 	return cmd
 }
 
 func newValidateCmd() *cobra.Command {
-	var output string
+	var (
+		output string
+		noFail bool
+	)
 	cmd := &cobra.Command{
 		Use:   "validate TRACE...",
 		Short: "Check collective happens-before across nodes",
@@ -154,12 +164,26 @@ XSpace plane's world_size stat; "Nodes: 2 of 128 declared; missing: 2-127",
 or "Nodes: 3 (the traces declare no total)"), with a warning line when
 declared nodes are missing or the traces disagree about their number. Only
 the nodes present are checked: counts of 0 say nothing about the missing
-ones. --output writes the JSON report.`,
+ones. --output writes the JSON report.
+
+When the check compares nothing (one node's trace, traces without
+collectives, no collective on two nodes) it prints "nothing to compare: "
+and why, instead of counts of 0. A snapshot-pairs file (node<i>.snapshots.pb)
+is not a trace: it is skipped, with a line that says so.
+
+Exit status: 1 when the check finds violations or compares nothing, with
+the reason on stderr; 0 when every compared pair overlaps. --no-fail exits
+0 in every case where the traces could be read.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			w := cmd.OutOrStdout()
 			var nodes []validate.Node
 			for i, path := range args {
 				got, err := loadCollectives(path, i)
+				if errors.Is(err, errSnapshotFile) {
+					fmt.Fprintf(w, "skipped %s: %v\n", path, err)
+					continue
+				}
 				if err != nil {
 					return err
 				}
@@ -171,29 +195,83 @@ ones. --output writes the JSON report.`,
 					return err
 				}
 			}
-			printReport(cmd.OutOrStdout(), rep)
-			return nil
+			printReport(w, rep)
+			if noFail {
+				return nil
+			}
+			return verdict(rep, "validate", "")
 		},
 	}
 	cmd.Flags().StringVar(&output, "output", "", "write the JSON report to `FILE`")
+	cmd.Flags().BoolVar(&noFail, "no-fail", false, "exit 0 even when the check finds violations or compares nothing")
 	return cmd
 }
 
-// printReport prints a validate report's counts, the nodes it saw against
-// those declared, and the warnings about missing nodes.
+// printReport prints a validate report's counts (or, when it compared no
+// pair of invocations, "nothing to compare: " and why), the nodes it saw
+// against those declared (when it saw any), and the warnings about missing
+// nodes.
 func printReport(w io.Writer, rep *validate.Report) {
-	fmt.Fprintln(w, rep.Summary())
+	if why := rep.NothingCompared(); why != "" {
+		fmt.Fprintf(w, "nothing to compare: %s\n", why)
+	} else {
+		fmt.Fprintln(w, rep.Summary())
+	}
+	if len(rep.Nodes) == 0 {
+		return
+	}
 	fmt.Fprintln(w, rep.Coverage())
 	for _, warn := range rep.CoverageWarnings() {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 }
 
+// verdict is the exit status of a check whose report was printed: an
+// error (exit 1) when it found violations or compared nothing. what names
+// the command; more is added to the message.
+func verdict(rep *validate.Report, what, more string) error {
+	switch {
+	case rep.Compared == 0:
+		return fmt.Errorf("%s compared nothing, so it found no result%s (--no-fail exits 0)", what, more)
+	case rep.Violations > 0:
+		n := fmt.Sprintf("%d violations", rep.Violations)
+		if rep.Violations == 1 {
+			n = "1 violation"
+		}
+		return fmt.Errorf("%s found %s: collectives that end on one node before their counterpart starts on another%s (--no-fail exits 0)",
+			what, n, more)
+	}
+	return nil
+}
+
+// printCombined prints what combine did, one row per node; the times of
+// each column in one unit, named in its header.
+func printCombined(w io.Writer, md *combine.Metadata) {
+	fmt.Fprintf(w, "combined %s nodes, %s planes, %s events\n", harness.Count(len(md.Nodes)), harness.Count(md.Planes), harness.Count(md.Events))
+	var corr, unc []float64
+	for _, n := range md.Nodes {
+		corr = append(corr, float64(n.MaxCorrectionNS))
+		unc = append(unc, n.UncertaintyP50NS)
+	}
+	cu, uu := harness.UnitFor(corr...), harness.UnitFor(unc...)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "node\thost\tevents\tmax correction (%s)\tuncertainty p50 (%s)\tsnapshot pairs\toffset windows\t\n", cu.Name, uu.Name)
+	for _, n := range md.Nodes {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n.ID, n.Hostname, harness.Count(n.Events),
+			cu.Format(float64(n.MaxCorrectionNS)), uu.Format(n.UncertaintyP50NS), harness.Count(n.SnapshotPairs), harness.Count(n.OffsetWindows))
+	}
+	tw.Flush()
+}
+
+// errSnapshotFile marks a validate input that is a snapshot-pairs file,
+// not a trace.
+var errSnapshotFile = errors.New("a snapshot-pairs file (node<i>.snapshots.pb), not a trace: it has no collectives")
+
 // loadCollectives reads one trace for validate: XSpace by its extension,
 // otherwise Kineto JSON. Node ids come from the planes' node_id stats,
 // node<i> file names, a Kineto trace's rank, or the argument's position;
 // the number of nodes declared from world_size (see combine.Collectives,
-// validate.FromKineto).
+// validate.FromKineto). A snapshot-pairs file gives errSnapshotFile.
 func loadCollectives(path string, pos int) ([]validate.Node, error) {
 	node := pos
 	if n, ok := combine.NodeOf(path); ok {
@@ -203,6 +281,9 @@ func loadCollectives(path string, pos int) ([]validate.Node, error) {
 		space, err := xspace.Read(path)
 		if err != nil {
 			return nil, err
+		}
+		if snapshotFile(space, path) {
+			return nil, errSnapshotFile
 		}
 		return combine.Collectives(space, node, path), nil
 	}
@@ -217,4 +298,21 @@ func loadCollectives(path string, pos int) ([]validate.Node, error) {
 		node = t.Rank
 	}
 	return []validate.Node{validate.FromKineto(node, t)}, nil
+}
+
+// snapshotFile reports whether space, read from path as an XSpace, is a
+// snapshot-pairs file: its "planes" (the pairs, field 1 of both messages)
+// have neither a name nor a line, which an XSpace's never lack, and the
+// file reads as SnapshotPairs with pairs.
+func snapshotFile(space *xplanepb.XSpace, path string) bool {
+	if len(space.Planes) == 0 {
+		return false
+	}
+	for _, p := range space.Planes {
+		if p.Name != "" || len(p.Lines) > 0 {
+			return false
+		}
+	}
+	sp, err := xspace.ReadSnapshots(path)
+	return err == nil && len(sp.Pairs) > 0
 }
