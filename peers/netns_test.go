@@ -97,7 +97,8 @@ func sweepStale(t *testing.T) {
 func needDaemons(t *testing.T) {
 	t.Helper()
 	needs.Root(t, "to create network namespaces")
-	needs.Command(t, "iproute2", "ip")
-	needs.Command(t, "chrony", "chronyd")
-	needs.Command(t, "linuxptp", "ptp4l")
+	needs.Commands(t,
+		needs.Package{Name: "iproute2", Bins: []string{"ip"}},
+		needs.Package{Name: "chrony", Bins: []string{"chronyd"}},
+		needs.Package{Name: "linuxptp", Bins: []string{"ptp4l"}})
 }

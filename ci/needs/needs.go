@@ -31,16 +31,49 @@ const (
 // $CHRONOSYNC_PRETEND_MISSING counts as missing.
 func Command(t testing.TB, pkg string, bins ...string) {
 	t.Helper()
-	if slices.Contains(strings.Fields(os.Getenv(EnvPretendMissing)), pkg) {
-		Skip(t, fmt.Sprintf("needs package %s (%s lists it): apt-get install %s", pkg, EnvPretendMissing, pkg))
-		return
-	}
-	for _, bin := range bins {
-		if _, err := exec.LookPath(bin); err != nil {
-			Skip(t, fmt.Sprintf("needs package %s (%s is not on $PATH): apt-get install %s", pkg, bin, pkg))
-			return
+	Commands(t, Package{pkg, bins})
+}
+
+// Package is a Debian package and the programs a test needs from it.
+type Package struct {
+	Name string
+	Bins []string
+}
+
+// Commands skips t unless the programs of every package of pkgs are on
+// $PATH, with one line that names all the packages missing, so that one
+// apt-get install gets them all.
+func Commands(t testing.TB, pkgs ...Package) {
+	t.Helper()
+	var names, why []string
+	for _, p := range pkgs {
+		if reason := missing(p); reason != "" {
+			names = append(names, p.Name)
+			why = append(why, reason)
 		}
 	}
+	if len(names) == 0 {
+		return
+	}
+	word := "package"
+	if len(names) > 1 {
+		word = "packages"
+	}
+	Skip(t, fmt.Sprintf("needs %s %s (%s): apt-get install %s",
+		word, strings.Join(names, " and "), strings.Join(why, "; "), strings.Join(names, " ")))
+}
+
+// missing says why p counts as missing, or "" when its programs are there.
+func missing(p Package) string {
+	if slices.Contains(strings.Fields(os.Getenv(EnvPretendMissing)), p.Name) {
+		return EnvPretendMissing + " lists it"
+	}
+	for _, bin := range p.Bins {
+		if _, err := exec.LookPath(bin); err != nil {
+			return bin + " is not on $PATH"
+		}
+	}
+	return ""
 }
 
 // Root skips t unless the test runs as root; why says what root is for

@@ -92,3 +92,24 @@ func TestSkipAppends(t *testing.T) {
 		t.Errorf("skip log %q, want TestA's line then TestB's", lines)
 	}
 }
+
+// TestCommands: one skip line names every missing package, so that one
+// apt-get install gets them all; present packages are not named.
+func TestCommands(t *testing.T) {
+	t.Setenv(EnvSkipLog, "")
+	t.Setenv(EnvPretendMissing, "chrony")
+	f := &fakeTB{name: "TestX"}
+	Commands(f,
+		Package{Name: "dash", Bins: []string{"sh"}},
+		Package{Name: "chrony", Bins: []string{"sh"}},
+		Package{Name: "nopkg", Bins: []string{"chronosync-no-such-program"}})
+	want := "needs packages chrony and nopkg (CHRONOSYNC_PRETEND_MISSING lists it; chronosync-no-such-program is not on $PATH): apt-get install chrony nopkg"
+	if f.skipped != want {
+		t.Errorf("skip reason %q, want %q", f.skipped, want)
+	}
+	f = &fakeTB{name: "TestY"}
+	Commands(f, Package{Name: "dash", Bins: []string{"sh"}})
+	if f.skipped != "" {
+		t.Errorf("skipped %q with every package present", f.skipped)
+	}
+}
