@@ -22,7 +22,7 @@ const (
 	phaseSimulation  = "during the simulation"
 	phaseRealRun     = "during the run"
 	phaseRecord      = "during output recording (offsets, traces, combine)"
-	phaseCheckpoints = "during checkpoint writing"
+	phaseCheckpoints = "during the world's own records (checkpoints, timestamp counters)"
 	phaseSummary     = "during summary"
 	phaseManifest    = "during manifest writing"
 )

@@ -7,7 +7,6 @@ import (
 	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/ping"
 	"github.com/chronosync/chronosync/scenario"
-	"github.com/chronosync/chronosync/sim"
 	"github.com/chronosync/chronosync/world"
 )
 
@@ -45,8 +44,7 @@ func newProtocol(sc *scenario.Scenario, r *scenario.Resolved) (protocol, error) 
 }
 
 // truth is what protocols measure against: the ground truth of the world
-// they ran in, the simulator's or the real backend's (*sim.Sim,
-// *real.World).
+// they ran in, the simulator's or the real backend's (a backend).
 type truth interface {
 	Nodes() int
 	// HostIdeal returns node i's host clock now.
@@ -61,6 +59,8 @@ type truth interface {
 	HostSteps(i world.NodeID, t int64) (int, int64)
 	// Now is true time.
 	Now() time.Duration
+	// Backend names the world: "sim" or "real".
+	Backend() string
 }
 
 type pingProtocol struct {
@@ -106,39 +106,4 @@ func (p *pingProtocol) summarize(s *Summary) {
 		out.LossFraction = 1 - float64(out.Received)/float64(out.Sent)
 	}
 	s.Ping = out
-	s.Network = networkStats(p.w)
-}
-
-// networkStats sums the simulator's link counters; a real run fills them
-// from its shaper instead (see realrun.go).
-func networkStats(t truth) NetworkStats {
-	w, ok := t.(*sim.Sim)
-	if !ok {
-		return NetworkStats{}
-	}
-	n := NetworkStats{Dropped: w.Drops()}
-	for from := range w.Nodes() {
-		for to := range w.Nodes() {
-			st, ok := w.LinkStats(world.NodeID(from), world.NodeID(to))
-			if !ok {
-				continue
-			}
-			n.Packets += st.Sent
-			n.Delivered += st.Delivered
-			n.Lost += st.Lost
-			n.QueueDrops += st.QueueDropped
-			n.Duplicated += st.Duplicated
-			n.Corrupted += st.Corrupted
-			n.Reordered += st.Reordered
-		}
-	}
-	return n
-}
-
-// backendOf names the world a protocol runs in.
-func backendOf(t truth) string {
-	if _, ok := t.(*sim.Sim); ok {
-		return "sim"
-	}
-	return "real"
 }

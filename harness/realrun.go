@@ -24,17 +24,35 @@ import (
 // maxRealNodes is the most nodes the real backend runs on one machine.
 const maxRealNodes = 64
 
-// runReal runs the scenario on the real backend: every node in its own
+// realBackend runs a scenario on the real backend: every node in its own
 // network namespace, links through a bridge or the userspace shaper, the
-// same protocol code. It writes the same run directory as the simulator,
-// less the event log and checkpoints, which only a deterministic run has.
-//
-// A callback's panic becomes a *Failure, as in the simulator; tr follows
-// the phases for a panic of the harness itself (see runIn).
-func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Options, proto protocol, log *bufio.Writer, files []Artifact, yml []byte, tr *tracker) (_ *Result, err error) {
+// same protocol code; or one node of a multi-host cluster. It writes the
+// same run directory as the simulator, less the event log and
+// checkpoints, which only a deterministic run has.
+type realBackend struct {
+	*real.World
+	program  func(world.NodeID) world.Program
+	duration time.Duration
+	net      *Network // nil for a cluster node
+	rank     *int     // the cluster node's rank
+	rocm     *rocm.Clock
+	wall     time.Duration
+	stopErr  error
+}
+
+// newRealBackend builds the real world for sc: it refuses what the real
+// backend cannot honour, then builds the namespaces and links (or joins
+// the cluster of opts.Cluster).
+func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, proto protocol, log *bufio.Writer, tr *tracker) (_ backend, err error) {
 	if err := realRefusals(sc, r); err != nil {
 		return nil, err
 	}
+	b := &realBackend{program: proto.program, duration: r.Duration}
+	defer func() {
+		if err != nil {
+			b.close()
+		}
+	}()
 	// The nodes' loops and the shaper log from their own goroutines.
 	logw := &lockedWriter{w: log}
 	cfg := real.Config{Seed: sc.Seed, Log: logw, LogLevel: slog.LevelInfo, Serialize: true}
@@ -48,13 +66,12 @@ func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 	if clk, err := rocm.Open(); err != nil {
 		fmt.Fprintf(logw, "tracer clock: CLOCK_MONOTONIC_RAW through the scenario's tracer model (ROCm unavailable: %v)\n", err)
 	} else {
-		defer clk.Close()
+		b.rocm = clk
 		fmt.Fprintf(logw, "tracer clock: the ROCm HSA system timestamp\n")
 		for i := range cfg.Nodes {
 			cfg.Nodes[i].TracerClock = clk.Now
 		}
 	}
-	var net *Network
 	if c := opts.Cluster; c != nil {
 		if impaired(r) {
 			return nil, fmt.Errorf("run %s as a cluster node: the scenario's links have parameters (delay, loss, rate, ...), but a cluster runs on the ordinary network, which nothing impairs: remove them from its links section", sc.Name)
@@ -62,99 +79,99 @@ func runReal(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 		if err := c.configure(&cfg); err != nil {
 			return nil, fmt.Errorf("run %s as a cluster node: %w", sc.Name, err)
 		}
+		b.rank = &c.Rank
 		fmt.Fprintf(logw, "cluster node %d of %d at %s\n", c.Rank, len(c.Addresses), c.Addresses[c.Rank])
 	} else {
-		if net, err = startNetwork(sc, r, logw); err != nil {
+		if b.net, err = startNetwork(sc, r, logw); err != nil {
 			return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, err)
 		}
-		defer func() {
-			if cerr := net.Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("run %s --backend=real: clean up: %w", sc.Name, cerr)
-			}
-		}()
 		for i := range cfg.Nodes {
-			cfg.Nodes[i].Addr = net.lab.Addr(i)
-			cfg.Nodes[i].Enter = func(f func() error) error { return net.lab.Do(i, f) }
+			cfg.Nodes[i].Addr = b.net.lab.Addr(i)
+			cfg.Nodes[i].Enter = func(f func() error) error { return b.net.lab.Do(i, f) }
 		}
 	}
-	w, err := real.New(cfg)
-	if err != nil {
+	if b.World, err = real.New(cfg); err != nil {
 		return nil, fmt.Errorf("build real world for %s: %w", sc.Name, err)
 	}
-	if err := proto.attach(w, dir); err != nil {
-		return nil, fmt.Errorf("start recording: %w", err)
-	}
-	files = append(files, proto.artifacts()...)
-
-	ctx := opts.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, cancel := context.WithTimeout(ctx, r.Duration)
-	defer cancel()
-	bar := newProgress(opts.Progress, sc.Name, r.Duration)
 	start := time.Now()
-	tr.phase = phaseRealRun
 	tr.clock = func() (time.Duration, uint64) { return time.Since(start), 0 }
-	runErr := w.Start(proto.program)
+	return b, nil
+}
+
+// Backend names the real backend.
+func (b *realBackend) Backend() string { return "real" }
+
+func (b *realBackend) artifacts() []Artifact { return nil }
+
+// run starts the nodes' loops and stops them when the scenario's duration
+// has passed, ctx is done (SIGINT) or a callback panicked; then it stops
+// the shaper, whose counters are final from then on.
+func (b *realBackend) run(ctx context.Context, bar *progress, _ func(time.Duration)) (*Failure, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.duration)
+	defer cancel()
+	start := time.Now()
+	runErr := b.Start(b.program)
 	if runErr == nil {
-		waitReal(ctx, w, bar)
+		waitReal(ctx, b.World, bar)
 	}
 	// Stop returns a callback's panic, as waitReal saw it or later.
-	panicked := w.Stop()
+	panicked := b.Stop()
 	at := time.Since(start)
-	var stopErr error
-	if net != nil {
-		// The shaper reports its counters when it stops.
-		stopErr = net.stopShaper()
+	if b.net != nil {
+		b.stopErr = b.net.stopShaper()
 	}
-	wall := time.Since(start)
-	bar.done()
-	tr.phase = phaseRecord
+	b.wall = time.Since(start)
 	if panicked != nil {
-		f := &Failure{Phase: phaseRealRun, Backend: "real", Virtual: at, Panic: panicked.Error(), Stack: real.PanicStack(panicked)}
-		return nil, failAfter(dir, sc, opts, f, func() error { return errors.Join(stopErr, proto.finish()) })
+		return &Failure{Phase: phaseRealRun, Backend: "real", Virtual: at, Panic: panicked.Error(), Stack: real.PanicStack(panicked)}, b.wall, nil
 	}
-	if err := proto.finish(); err != nil {
-		return nil, recordFailed(dir, sc, opts, tr, err)
-	}
-	if err := errors.Join(runErr, stopErr); err != nil {
-		return nil, fmt.Errorf("run %s on the real backend: %w", sc.Name, err)
-	}
+	return nil, b.wall, runErr
+}
 
-	m := Manifest{
-		Schema: ManifestSchema, Chronosync: Version(), Go: goVersion(), Backend: "real",
-		Scenario: sc.Name, ScenarioFile: opts.ScenarioFile, Seed: sc.Seed,
-		ScenarioAsRun: string(yml), Files: files,
+// flush returns the shaper's error on stopping, if any: the loops wrote
+// nothing of their own.
+func (b *realBackend) flush() error { return b.stopErr }
+
+// network returns the shaper's link counters and the drops of the nodes'
+// own sockets.
+func (b *realBackend) network() NetworkStats {
+	if b.net == nil {
+		return NetworkStats{Dropped: map[string]uint64{}}
 	}
-	sum := Summary{
-		Scenario: sc.Name, Seed: sc.Seed, Backend: "real", Nodes: w.Nodes(),
-		Virtual: wall.Seconds(), Protocol: string(sc.Protocol.Kind),
-	}
-	tr.phase = phaseSummary
-	proto.summarize(&sum)
-	ts := w.Stats()
-	sum.Real = &RealSummary{
+	return b.net.stats(b.World)
+}
+
+// record puts the real run's own figures into the summary: its length in
+// wall-clock time, the timestamp sources, the topology and the shaper's
+// lateness.
+func (b *realBackend) record(_ string, _ *Manifest, s *Summary) error {
+	s.Virtual = b.wall.Seconds()
+	ts := b.Stats()
+	s.Real = &RealSummary{
 		Topology: "cluster", Impairment: "none",
 		Timestamps:      ts,
 		TimestampSource: ts.Source(),
+		Rank:            b.rank,
 	}
-	if net != nil {
-		sum.Network = net.stats(w)
-		sum.Real.Topology, sum.Real.Impairment = string(net.lab.Kind()), net.impairment
-		sum.Real.ReleaseLateP99NS = net.lateP99()
-	} else {
-		sum.Network = NetworkStats{Dropped: map[string]uint64{}}
-		sum.Real.Rank = &opts.Cluster.Rank
+	if b.net != nil {
+		s.Real.Topology, s.Real.Impairment = string(b.net.lab.Kind()), b.net.impairment
+		s.Real.ReleaseLateP99NS = b.net.lateP99()
 	}
-	if err := writeJSON(dir, FileSummary, sum); err != nil {
-		return nil, err
+	return nil
+}
+
+// close removes the namespaces (stopping the shaper if the run did not)
+// and closes the ROCm clock.
+func (b *realBackend) close() error {
+	var errs []error
+	if b.net != nil {
+		if err := b.net.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("clean up: %w", err))
+		}
 	}
-	tr.phase = phaseManifest
-	if err := writeJSON(dir, FileManifest, m); err != nil {
-		return nil, err
+	if b.rocm != nil {
+		b.rocm.Close()
 	}
-	return newResult(m, sum, wall, proto), nil
+	return errors.Join(errs...)
 }
 
 // waitReal waits for the run's end (ctx) or a callback's panic

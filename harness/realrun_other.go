@@ -4,12 +4,13 @@ package harness
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 
 	"github.com/chronosync/chronosync/scenario"
 )
 
-func runReal(sc *scenario.Scenario, _ *scenario.Resolved, _ string, _ Options, _ protocol, _ *bufio.Writer, _ []Artifact, _ []byte, _ *tracker) (*Result, error) {
-	return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, errors.New("the real backend runs only on Linux; run it with --backend=sim here"))
+// newRealBackend refuses: the real backend needs Linux (network
+// namespaces, kernel timestamps).
+func newRealBackend(sc *scenario.Scenario, _ *scenario.Resolved, _ Options, _ protocol, _ *bufio.Writer, _ *tracker) (backend, error) {
+	return nil, fmt.Errorf("run %s --backend=real: the real backend runs only on Linux; run it with --backend=sim here", sc.Name)
 }

@@ -8,19 +8,15 @@ package harness
 
 import (
 	"bufio"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/chronosync/chronosync/scenario"
-	"github.com/chronosync/chronosync/sim"
 )
 
 // Options control a run.
@@ -128,7 +124,6 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 		{FileScenario, "the scenario as run (seed included)"},
 		{FileSummary, "the outcome"},
 		{FileLog, "the nodes' logs (log/slog text), stamped with virtual time"},
-		{FileCheckpoints, "event-log hash every 1024 events, for replay"},
 	}
 	yml, err := sc.Marshal()
 	if err != nil {
@@ -152,115 +147,16 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 			return nil, err
 		}
 	}
-	if opts.Backend == "real" {
-		return runReal(sc, resolved, dir, opts, proto, logBuf, files[:len(files)-1], yml, tr)
-	}
-
-	var eventSinks []io.Writer
-	if !opts.NoEventLog {
-		files = append(files, Artifact{FileEvents, "the event log, one line per event (docs/event-log.md)"})
-		f, ferr := os.Create(filepath.Join(dir, FileEvents))
-		if ferr != nil {
-			return nil, fmt.Errorf("create event log: %w", ferr)
-		}
-		defer closeInto(&err, f, FileEvents)
-		zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
-		defer closeInto(&err, zw, FileEvents)
-		eventSinks = append(eventSinks, zw)
-	}
-	if opts.TraceEvents != "" {
-		f, ferr := os.Create(opts.TraceEvents)
-		if ferr != nil {
-			return nil, fmt.Errorf("create --trace-events file: %w", ferr)
-		}
-		defer closeInto(&err, f, opts.TraceEvents)
-		eventSinks = append(eventSinks, f)
-	}
-	var events io.Writer
-	if len(eventSinks) > 0 {
-		events = io.MultiWriter(eventSinks...)
-	}
-
-	cfg := simConfig(sc.Seed, resolved)
-	w, err := sim.New(cfg, proto.program, sim.Options{EventLog: events, Log: logBuf, LogLevel: slog.LevelInfo})
+	b, err := newBackend(sc, resolved, dir, opts, proto, logBuf, tr)
 	if err != nil {
-		return nil, fmt.Errorf("build world for %s: %w", sc.Name, err)
-	}
-	tr.clock = func() (time.Duration, uint64) { return w.Now(), w.Events() }
-	if err := proto.attach(w, dir); err != nil {
-		return nil, fmt.Errorf("start recording: %w", err)
-	}
-	files = append(files, proto.artifacts()...)
-
-	bar := newProgress(opts.Progress, sc.Name, resolved.Duration)
-	start := time.Now()
-	tr.phase = phaseSimulation
-	failure := simulate(w, resolved.Duration, bar, opts.Observe)
-	wall := time.Since(start)
-	bar.done()
-	tr.phase = phaseRecord
-	if failure != nil {
-		return nil, failAfter(dir, sc, opts, failure, func() error { return errors.Join(w.Flush(), proto.finish()) })
-	}
-	if err := w.Flush(); err != nil {
 		return nil, err
 	}
-	if err := proto.finish(); err != nil {
-		return nil, recordFailed(dir, sc, opts, tr, err)
-	}
-	return record(sc, resolved, dir, opts, tr, w, proto, files, yml, wall)
-}
-
-// record writes a finished simulation's checkpoints, summary and manifest.
-func record(sc *scenario.Scenario, resolved *scenario.Resolved, dir string, opts Options, tr *tracker,
-	w *sim.Sim, proto protocol, files []Artifact, yml []byte, wall time.Duration) (*Result, error) {
-	tr.phase = phaseCheckpoints
-	ev := w.EventLog()
-	ck, err := os.Create(filepath.Join(dir, FileCheckpoints))
-	if err != nil {
-		return nil, fmt.Errorf("create checkpoints: %w", err)
-	}
-	if _, err := ev.WriteTo(ck); err != nil {
-		ck.Close()
-		return nil, fmt.Errorf("write checkpoints: %w", err)
-	}
-	if err := ck.Close(); err != nil {
-		return nil, fmt.Errorf("write checkpoints: %w", err)
-	}
-
-	m := Manifest{
-		Schema:        ManifestSchema,
-		Chronosync:    Version(),
-		Go:            goVersion(),
-		Backend:       "sim",
-		Scenario:      sc.Name,
-		ScenarioFile:  opts.ScenarioFile,
-		Seed:          sc.Seed,
-		Events:        ev.Count,
-		EventHash:     fmt.Sprintf("%016x", ev.Hash),
-		ScenarioAsRun: string(yml),
-		Files:         files,
-	}
-	sum := Summary{
-		Scenario:  sc.Name,
-		Seed:      sc.Seed,
-		Backend:   "sim",
-		Nodes:     w.Nodes(),
-		Virtual:   resolved.Duration.Seconds(),
-		Events:    ev.Count,
-		EventHash: m.EventHash,
-		Protocol:  string(sc.Protocol.Kind),
-	}
-	tr.phase = phaseSummary
-	proto.summarize(&sum)
-	if err := writeJSON(dir, FileSummary, sum); err != nil {
-		return nil, err
-	}
-	tr.phase = phaseManifest
-	if err := writeJSON(dir, FileManifest, m); err != nil {
-		return nil, err
-	}
-	return newResult(m, sum, wall, proto), nil
+	defer func() {
+		if cerr := b.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("run %s on the %s backend: %w", sc.Name, b.Backend(), cerr)
+		}
+	}()
+	return runWith(sc, resolved, dir, opts, tr, b, proto, files, yml)
 }
 
 // newResult is a finished run's result.
@@ -273,25 +169,6 @@ func newResult(m Manifest, sum Summary, wall time.Duration, proto protocol) *Res
 		res.Estimates = sp.graphcalc
 	}
 	return res
-}
-
-// simulate runs w for d in 200 steps; a panic in the world or in protocol
-// code becomes a *Failure that says where it happened.
-func simulate(w *sim.Sim, d time.Duration, bar *progress, observe func(time.Duration)) (f *Failure) {
-	defer func() {
-		if r := recover(); r != nil {
-			f = &Failure{Phase: phaseSimulation, Backend: "sim", Virtual: w.Now(), Events: w.Events(), Panic: fmt.Sprint(r), Stack: string(debug.Stack())}
-		}
-	}()
-	const chunks = 200
-	for i := 1; i <= chunks; i++ {
-		w.Run(d * time.Duration(i) / chunks)
-		bar.set(w.Now())
-		if observe != nil {
-			observe(w.Now())
-		}
-	}
-	return nil
 }
 
 func closeInto(err *error, c io.Closer, what string) {

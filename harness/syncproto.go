@@ -129,7 +129,7 @@ func (p *syncProtocol) attach(w truth, dir string) error {
 	if p.probeFile, err = os.Create(filepath.Join(dir, FileProbes)); err != nil {
 		return err
 	}
-	if p.probes, err = probelog.NewWriter(p.probeFile, probelog.Meta{Schema: 1, RunID: p.runID, Nodes: w.Nodes(), Units: "ns", Source: backendOf(w)}); err != nil {
+	if p.probes, err = probelog.NewWriter(p.probeFile, probelog.Meta{Schema: probelog.Schema, RunID: p.runID, Nodes: w.Nodes(), Units: "ns", Source: w.Backend()}); err != nil {
 		return err
 	}
 	meta := offsets.Meta{RunID: p.runID, Reference: int(p.cfg.Reference), Estimator: string(p.cfg.Estimate.Kind), Mode: string(p.cfg.Mode)}

@@ -60,7 +60,6 @@ type ProbeSummary struct {
 }
 
 func (p *syncProtocol) summarize(s *Summary) {
-	s.Network = networkStats(p.w)
 	out := &SyncSummary{
 		Mode: string(p.cfg.Mode), Estimator: string(p.cfg.Estimate.Kind), Reference: int(p.cfg.Reference),
 		ConvergedFrom: uint64(p.sc.Protocol.Sync.ConvergedFrom),
