@@ -37,6 +37,9 @@ type backend interface {
 	// writes its files that only exist after the run (the simulator's
 	// checkpoints).
 	record(dir string, m *Manifest, s *Summary) error
+	// judge measures the run's conditions against their bounds into s
+	// (Status, Conditions), once the protocol has summarised the run.
+	judge(s *Summary)
 	// close releases the world (event-log files, namespaces, the shaper),
 	// whatever happened.
 	close() error
@@ -96,6 +99,7 @@ func runWith(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 	}
 	tr.phase = phaseSummary
 	proto.summarize(&sum)
+	b.judge(&sum)
 	if err := writeJSON(dir, FileSummary, sum); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/real"
+	"github.com/chronosync/chronosync/real/hostload"
 	"github.com/chronosync/chronosync/real/netlab"
 	"github.com/chronosync/chronosync/real/rocm"
 	"github.com/chronosync/chronosync/real/shaper"
@@ -38,6 +39,13 @@ type realBackend struct {
 	rocm     *rocm.Clock
 	wall     time.Duration
 	stopErr  error
+	// For the run's conditions (conditions_real.go): the scenario, the
+	// machine's counters at the start and what they read at the end.
+	sc       *scenario.Scenario
+	resolved *scenario.Resolved
+	load     hostload.Sample
+	reading  hostload.Reading
+	need     cpuNeed
 }
 
 // newRealBackend builds the real world for sc: it refuses what the real
@@ -47,7 +55,12 @@ func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, p
 	if err := realRefusals(sc, r); err != nil {
 		return nil, err
 	}
-	b := &realBackend{program: proto.program, duration: r.Duration}
+	b := &realBackend{program: proto.program, duration: r.Duration, sc: sc, resolved: r}
+	b.need = estimateCPU(sc, r, opts.Cluster != nil)
+	if err := b.need.refusal(opts.Force); err != nil {
+		return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, err)
+	}
+	fmt.Fprintf(log, "real backend: %s\n", b.need)
 	defer func() {
 		if err != nil {
 			b.close()
@@ -110,6 +123,7 @@ func (b *realBackend) run(ctx context.Context, bar *progress, _ func(time.Durati
 	ctx, cancel := context.WithTimeout(ctx, b.duration)
 	defer cancel()
 	start := time.Now()
+	b.load = hostload.Take()
 	runErr := b.Start(b.program)
 	if runErr == nil {
 		waitReal(ctx, b.World, bar)
@@ -121,6 +135,7 @@ func (b *realBackend) run(ctx context.Context, bar *progress, _ func(time.Durati
 		b.stopErr = b.net.stopShaper()
 	}
 	b.wall = time.Since(start)
+	b.reading = b.load.Since()
 	if panicked != nil {
 		return &Failure{Phase: phaseRealRun, Backend: "real", Virtual: at, Panic: panicked.Error(), Stack: real.PanicStack(panicked)}, b.wall, nil
 	}

@@ -43,6 +43,9 @@ type Options struct {
 	// Context, if not nil, ends a real-backend run early when it is done
 	// (SIGINT); the run still cleans up and records what it measured.
 	Context context.Context
+	// Force runs a real-backend scenario that clearly needs more CPU than
+	// the machine has, instead of refusing it; the run is then degraded.
+	Force bool
 	// Cluster, if not nil, runs one node of a multi-host cluster on the
 	// real backend (chronosync node) instead of every node in namespaces.
 	Cluster *ClusterNode

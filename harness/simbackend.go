@@ -137,4 +137,8 @@ func (b *simBackend) record(dir string, m *Manifest, s *Summary) error {
 	return nil
 }
 
+// judge: a simulated run honours its scenario by construction (its faults
+// are the scenario's own), so it is ok and measures no conditions.
+func (b *simBackend) judge(s *Summary) { s.Status = StatusOK }
+
 func (b *simBackend) close() error { return b.open.close() }

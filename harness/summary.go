@@ -12,6 +12,7 @@ import (
 
 	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/real"
+	"github.com/chronosync/chronosync/real/hostload"
 )
 
 // Summary is summary.json: the outcome of a run. Like the manifest it
@@ -30,6 +31,12 @@ type Summary struct {
 	Sync      *SyncSummary  `json:"sync,omitempty"`
 	Trace     *TraceSummary `json:"trace,omitempty"`
 	Real      *RealSummary  `json:"real,omitempty"`
+	// Status is StatusOK, or StatusDegraded when a measured condition of
+	// the run crossed its bound.
+	Status string `json:"status"`
+	// Conditions are what a real run measured of its own conditions, with
+	// their bounds (none for a simulated run).
+	Conditions []Condition `json:"conditions,omitempty"`
 }
 
 // RealSummary says how a real-backend run ran: what carried its packets and
@@ -51,6 +58,13 @@ type RealSummary struct {
 	ReleaseLateP99NS int64 `json:"release_late_p99_ns"`
 	// Rank is the node this process ran, in multi-host mode.
 	Rank *int `json:"rank,omitempty"`
+	// TimerLateness is how late the nodes' timers fired.
+	TimerLateness real.Lateness `json:"timer_lateness"`
+	// Host is what the machine did during the run: how busy its CPUs were,
+	// steal, CPU pressure, and the CPU this run used.
+	Host hostload.Reading `json:"host"`
+	// CPUNeed is the CPU the run was estimated to need before it started.
+	CPUNeed float64 `json:"cpu_need_estimate"`
 }
 
 // NetworkStats add up the link models' counters over every directed link.
@@ -115,6 +129,7 @@ func (r *Result) Print(w io.Writer) {
 	if t := s.Trace; t != nil {
 		printTrace(w, t)
 	}
+	printStatus(w, s)
 	fmt.Fprintf(w, "run directory: %s\n", r.Dir)
 }
 

@@ -218,6 +218,16 @@ func (w *World) HostTrueTime(i world.NodeID, local int64) int64 {
 // address that is no node's, or lost to a read error.
 func (w *World) Drops() uint64 { return w.drops.Load() }
 
+// TimerLateness returns how late the timers of this process's nodes fired
+// (true time run minus true time due), over the run so far.
+func (w *World) TimerLateness() Lateness {
+	var all lateHist
+	for _, n := range w.local() {
+		all.add(&n.late)
+	}
+	return all.summary()
+}
+
 // Stats returns the timestamp sources used so far, summed over every node's
 // datagram endpoints.
 func (w *World) Stats() TimestampStats {
@@ -253,7 +263,8 @@ type node struct {
 	rand  *rand.Rand
 	log   *slog.Logger
 
-	timers timers // touched only on the loop (and in Start, before it runs)
+	timers timers   // touched only on the loop (and in Start, before it runs)
+	late   lateHist // how late the timers fired
 
 	mu      sync.Mutex
 	closers []io.Closer // every endpoint and stream opened, closed at shutdown
@@ -413,7 +424,11 @@ func (n *node) runTimers() {
 	q.next = 0
 	now := n.w.base.now()
 	for len(q.h) > 0 && q.h[0].at <= now {
-		q.pop().fire()
+		t := q.pop()
+		if t.state == 0 {
+			n.late.record(n.w.base.now() - t.at)
+		}
+		t.fire()
 	}
 	n.arm()
 }

@@ -27,6 +27,8 @@ func newRunCmd() *cobra.Command {
 		out        string
 		trace      string
 		noEventLog bool
+		strict     bool
+		force      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
@@ -48,6 +50,7 @@ library (chronosync scenario list; see scenarios/README.md).`,
 				NoEventLog:   noEventLog,
 				Backend:      backend,
 				Progress:     terminal(cmd.OutOrStdout()),
+				Force:        force,
 			}
 			// SIGINT or SIGTERM ends a real run early; it still removes
 			// its namespaces and records what it measured.
@@ -62,6 +65,15 @@ library (chronosync scenario list; see scenarios/README.md).`,
 				return err
 			}
 			res.Print(cmd.OutOrStdout())
+			if strict && res.Summary.Status == harness.StatusDegraded {
+				over := 0
+				for _, c := range res.Summary.Conditions {
+					if c.Over {
+						over++
+					}
+				}
+				return &codedError{code: exitDegraded, err: fmt.Errorf("--strict: the run is degraded: %d of its measured conditions crossed their bounds (the warnings above; summary.json conditions)", over)}
+			}
 			return nil
 		},
 	}
@@ -71,6 +83,8 @@ library (chronosync scenario list; see scenarios/README.md).`,
 	f.StringVar(&out, "out", "", "run directory (default runs/<scenario>-seed<seed>)")
 	f.StringVar(&trace, "trace-events", "", "also write the event log, one line per event, to `FILE` (legend: chronosync events legend)")
 	f.BoolVar(&noEventLog, "no-event-log", false, "keep only the event-log checkpoints, not events.log.gz, in the run directory")
+	f.BoolVar(&strict, "strict", false, fmt.Sprintf("exit %d when the run is degraded (a measured condition of a real run crossed its bound)", exitDegraded))
+	f.BoolVar(&force, "force", false, "run a real-backend scenario that needs more CPU than the machine has instead of refusing it")
 	return cmd
 }
 

@@ -19,6 +19,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,10 +42,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintf(stderr, "chronosync: %v\n", err)
+		var ce *codedError
+		if errors.As(err, &ce) {
+			return ce.code
+		}
 		return 1
 	}
 	return 0
 }
+
+// exitDegraded is the exit code of `run --strict` whose run was degraded:
+// it ran and recorded everything, but a measured condition crossed its
+// bound. 1 stays for a run that failed.
+const exitDegraded = 3
+
+// codedError is an error with its own exit code.
+type codedError struct {
+	code int
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{

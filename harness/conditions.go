@@ -1,0 +1,96 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Run statuses (Summary.Status).
+const (
+	// StatusOK: the run honoured its scenario.
+	StatusOK = "ok"
+	// StatusDegraded: a measured condition of the run crossed its bound
+	// (Summary.Conditions), so its figures may not represent the scenario.
+	StatusDegraded = "degraded"
+)
+
+// Condition is one measured figure of a run's conditions with the bound
+// within which the run still represents its scenario. A real run measures
+// what can make it unrepresentative (docs/real-backend.md, "Runs that know
+// their conditions"); the simulator honours its scenario by construction
+// and measures none.
+type Condition struct {
+	// Name says what was measured ("shaper release lateness p99, link 0->1").
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	// Bound is the largest Value the run is trusted with.
+	Bound float64 `json:"bound"`
+	Unit  string  `json:"unit"`
+	// Over reports Value > Bound.
+	Over bool `json:"over"`
+	// Why says where the bound comes from.
+	Why string `json:"why"`
+}
+
+// conditions collects a run's conditions.
+type conditions []Condition
+
+// check adds a condition; over is computed.
+func (cs *conditions) check(name string, value, bound float64, unit, why string) {
+	*cs = append(*cs, Condition{Name: name, Value: value, Bound: bound, Unit: unit, Over: value > bound, Why: why})
+}
+
+// status is StatusDegraded when any condition is over its bound.
+func (cs conditions) status() string {
+	if slices.ContainsFunc(cs, func(c Condition) bool { return c.Over }) {
+		return StatusDegraded
+	}
+	return StatusOK
+}
+
+// String renders c as "NAME VALUE UNIT > BOUND UNIT (WHY)".
+func (c Condition) String() string {
+	rel := "≤"
+	if c.Over {
+		rel = ">"
+	}
+	return fmt.Sprintf("%s %s %s %s (%s)", c.Name, c.format(c.Value), rel, c.format(c.Bound), c.Why)
+}
+
+// format writes v in c's unit: durations (unit "ns") in one unit for the
+// value and its bound, shares as percentages.
+func (c Condition) format(v float64) string {
+	switch c.Unit {
+	case "ns":
+		return UnitFor(c.Value, c.Bound).Text(v)
+	case "share":
+		return strconv.FormatFloat(100*v, 'f', 1, 64) + " %"
+	case "":
+		return Count(int64(v))
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64) + " " + c.Unit
+}
+
+// printStatus ends the printed summary: the run's status, and a warning for
+// each condition over its bound, so that a degraded run never reads as a
+// clean one.
+func printStatus(w io.Writer, s Summary) {
+	if s.Status == "" {
+		return
+	}
+	fmt.Fprintf(w, "status: %s\n", s.Status)
+	for _, c := range s.Conditions {
+		if c.Over {
+			fmt.Fprintf(w, "  warning: %s\n", c)
+		}
+	}
+	if s.Status == StatusDegraded {
+		fmt.Fprintln(w, "  the figures above were measured under these conditions and may not represent the scenario")
+	}
+}
+
+// durNS is d in ns, as a float64 for a Condition.
+func durNS(d time.Duration) float64 { return float64(d) }

@@ -1,0 +1,207 @@
+//go:build linux
+
+package harness
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/chronosync/chronosync/scenario"
+)
+
+// The bounds of a real run's conditions (docs/real-backend.md, "Runs that
+// know their conditions").
+const (
+	// shaperLateFloor bounds the shaper's release lateness p99 on a link
+	// without delay, where a tenth of the delay would be 0: the shaper's
+	// own idle target.
+	shaperLateFloor = 50 * time.Microsecond
+	// shaperStall bounds the largest release lateness: a stall longer than
+	// this holds every link's frames.
+	shaperStall = 5 * time.Millisecond
+	// timerLateP99 bounds the nodes' timer lateness p99: beyond it the
+	// loops do not keep a probe cadence of about a millisecond, and round
+	// deadlines slip.
+	timerLateP99 = time.Millisecond
+	// maxSteal bounds the share of CPU time the hypervisor stole.
+	maxSteal = 0.05
+	// maxPressure bounds the share of wall time in which some runnable
+	// task waited for a CPU (PSI cpu some). The run's own threads wake
+	// together (a probe's sender and receiver, the shaper) and make some
+	// of it: on this 2-core VM real2-onoff alone reads 10–30 %, beside
+	// two CPU hogs 90–100 %.
+	maxPressure = 0.5
+	// maxOwnDrops bounds the datagrams our own processes dropped (the
+	// shaper's port, a node's socket), as a share of those sent: the link
+	// model drops on purpose, we must not.
+	maxOwnDrops = 0.001
+	// maxShortPairs bounds the share of the probe pairs the scenario
+	// schedules (one per cadence on every edge while a window is open)
+	// that were not sent: beyond it the loops did not keep the cadence,
+	// and the run measured a sparser protocol than its scenario's.
+	maxShortPairs = 0.1
+	// maxExcessLoss bounds the probes lost beyond what the links dropped,
+	// as a share of the probes sent.
+	maxExcessLoss = 0.01
+)
+
+// The CPU time a real run costs per datagram, everything included (the
+// send with its kernel TX stamp, the receive, the loops, the fits at the
+// rounds' ends, the garbage collector; through the shaper, also its read,
+// model and write). Measured on this 2-core VM on 2026-11-24 as the run's
+// own CPU (summary.json real.host.own_cpus) over the datagrams it sent:
+// real2-idle (direct) 52 µs; real4-jitter (relayed, on a machine it
+// overloaded) 186 µs, less the shaper's spin about 130 µs; rounded down,
+// so that only a scenario that clearly needs more than the machine has is
+// refused.
+const (
+	cpuPerDatagram        = 40 * time.Microsecond
+	cpuPerRelayedDatagram = 80 * time.Microsecond
+	// shaperCPU is the shaper's own scheduler thread, which spins up to
+	// half a CPU before releases.
+	shaperCPU = 0.5
+)
+
+// cpuNeed is the CPU a real run was estimated to need before it started.
+type cpuNeed struct {
+	datagrams float64 // per second, on every link together
+	relayed   bool    // through the shaper
+	cpus      float64 // the estimate, in CPUs
+	have      int     // the machine's CPUs
+}
+
+// estimateCPU estimates the CPU sc needs on the real backend: its
+// datagrams per second (a sync probe is a request and a reply, two
+// probes a pair, one pair per cadence on every directed edge; a ping one
+// datagram and its answer per interval) times their cost.
+func estimateCPU(sc *scenario.Scenario, r *scenario.Resolved, cluster bool) cpuNeed {
+	n := cpuNeed{relayed: !cluster && impaired(r), have: runtime.NumCPU()}
+	edges := float64(len(r.Edges))
+	switch sc.Protocol.Kind {
+	case scenario.ProtocolSync:
+		if c := sc.Protocol.Sync.Cadence; c > 0 {
+			n.datagrams = edges * 4 / c.Seconds()
+		}
+	default:
+		if i := sc.Protocol.Interval; i > 0 {
+			n.datagrams = edges * 2 / i.Seconds()
+		}
+	}
+	if cluster {
+		// One node of the cluster runs here: its share of the edges.
+		n.datagrams /= float64(max(len(r.Nodes), 1))
+	}
+	per := cpuPerDatagram
+	if n.relayed {
+		per = cpuPerRelayedDatagram
+		n.cpus = shaperCPU
+	}
+	n.cpus += n.datagrams * per.Seconds()
+	return n
+}
+
+func (n cpuNeed) String() string {
+	via := "direct"
+	if n.relayed {
+		via = "through the shaper"
+	}
+	return fmt.Sprintf("estimated CPU need %.2f of %d CPUs (%s datagrams/s %s)", n.cpus, n.have, Count(int64(n.datagrams)), via)
+}
+
+// refusal refuses a run that clearly needs more CPU than the machine has,
+// unless forced.
+func (n cpuNeed) refusal(force bool) error {
+	if n.cpus <= float64(n.have) || force {
+		return nil
+	}
+	return fmt.Errorf("%s: this machine cannot run it in real time, and its figures would be the machine's, not the scenario's; run it with --backend=sim, lengthen protocol.sync.cadence or use fewer nodes, or pass --force to run it anyway (it will be marked degraded)", n)
+}
+
+// judge measures the real run's conditions against their bounds.
+func (b *realBackend) judge(s *Summary) {
+	var cs conditions
+	if rs := s.Real; rs != nil {
+		rs.TimerLateness = b.TimerLateness()
+		rs.Host = b.reading
+		rs.CPUNeed = b.need.cpus
+	}
+	cs.check("estimated CPU need", b.need.cpus, float64(b.need.have), "CPUs",
+		fmt.Sprintf("the machine's CPUs; %s", b.need))
+	if b.net != nil && b.net.shaper != nil {
+		b.judgeShaper(&cs)
+	}
+	late := b.TimerLateness()
+	cs.check("node timer lateness p99", durNS(late.P99), durNS(timerLateP99), "ns",
+		fmt.Sprintf("a probe cadence of about a millisecond is kept; %s timers, max %s", Count(int64(late.Samples)), FormatNS(durNS(late.Max))))
+	h := b.reading
+	if len(h.Unavailable) == 0 || h.CPUs > 0 {
+		cs.check("CPU steal", h.Steal, maxSteal, "share", "time the hypervisor gave this machine's CPUs to others")
+	}
+	if h.Pressure >= 0 {
+		cs.check("CPU pressure", h.Pressure, maxPressure, "share",
+			fmt.Sprintf("wall time in which some runnable task waited for a CPU (PSI); CPUs %.0f %% busy, this run used %.2f CPUs", 100*h.Busy, h.OwnCPU))
+	}
+	own := float64(b.Drops())
+	if b.net != nil && b.net.shaper != nil {
+		for _, st := range b.net.shaper.Stats() {
+			own += float64(st.WriteDropped + st.Unrouted)
+		}
+	}
+	if sent := float64(s.Network.Packets); sent > 0 || own > 0 {
+		cs.check("datagrams dropped by our own processes", own/max(sent, 1), maxOwnDrops, "share",
+			fmt.Sprintf("%s of %s sent: the shaper's ports and the nodes' sockets, not the link model", Count(int64(own)), Count(int64(sent))))
+	}
+	if sy := s.Sync; sy != nil {
+		p := sy.Probes
+		network := s.Network.Lost + s.Network.QueueDrops
+		excess := max(float64(p.Lost)-float64(network), 0)
+		if sent := float64(p.PairsSent * 2); sent > 0 {
+			cs.check("probes lost beyond the link model", excess/sent, maxExcessLoss, "share",
+				fmt.Sprintf("%s probes lost, %s datagrams dropped by the links", Count(int64(p.Lost)), Count(int64(network))))
+		}
+		y := b.sc.Protocol.Sync
+		if y.Cadence > 0 && p.Blocks > 0 {
+			scheduled := float64(p.Blocks) * float64(y.Window) / float64(y.Cadence)
+			cs.check("probe pairs short of the cadence", max(1-float64(p.PairsSent)/scheduled, 0), maxShortPairs, "share",
+				fmt.Sprintf("%s pairs sent of about %s scheduled: %s edge-windows of %v at one pair every %v",
+					Count(int64(p.PairsSent)), Count(int64(scheduled)), Count(int64(p.Blocks)), y.Window, y.Cadence))
+		}
+		missing := 0
+		for _, nodes := range sy.Control.Missing {
+			missing += len(nodes)
+		}
+		cs.check("node-rounds missing", float64(missing), 0, "",
+			fmt.Sprintf("every node reports in every one of the %d rounds; the scenario schedules no fault", sy.Rounds))
+	}
+	s.Conditions, s.Status = cs, cs.status()
+}
+
+// judgeShaper checks the shaper's release lateness on each link against a
+// tenth of the link's delay, and its largest stall.
+func (b *realBackend) judgeShaper(cs *conditions) {
+	links := linkModel(b.resolved)
+	var worst, worstBound time.Duration
+	var worstName string
+	var stall time.Duration
+	for _, st := range b.net.shaper.Stats() {
+		if !st.Connected || st.Sent == 0 {
+			continue
+		}
+		p, _ := links(st.From, st.To)
+		bound := p.Delay / 10
+		if bound <= 0 {
+			bound = shaperLateFloor
+		}
+		if worstName == "" || float64(st.Late.P99)/float64(bound) > float64(worst)/float64(worstBound) {
+			worst, worstBound, worstName = st.Late.P99, bound, fmt.Sprintf("%d->%d", st.From, st.To)
+		}
+		stall = max(stall, st.Late.Max)
+	}
+	if worstName == "" {
+		return
+	}
+	cs.check("shaper release lateness p99, link "+worstName, durNS(worst), durNS(worstBound), "ns",
+		fmt.Sprintf("a tenth of the link's delay, or %s without one; the link furthest over", FormatNS(durNS(shaperLateFloor))))
+	cs.check("shaper largest release lateness", durNS(stall), durNS(shaperStall), "ns", "a stall that holds every link's frames")
+}

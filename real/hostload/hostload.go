@@ -1,0 +1,172 @@
+// Package hostload measures, over a real run, how much of the machine the
+// run had: how busy the CPUs were, how much time the hypervisor stole,
+// how long runnable tasks waited for a CPU (the kernel's pressure stall
+// information), and how much CPU time this process and its children (the
+// shaper) used. A real run's timings are only as good as the CPU it got;
+// these figures say whether it got it.
+//
+// Everything comes from the kernel's own accounting: /proc/stat,
+// /proc/pressure/cpu and getrusage(2). Where a file is missing (an old
+// kernel without PSI), that figure is reported as unavailable, never as 0.
+package hostload
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Sample is the kernel's counters at one moment.
+type Sample struct {
+	at         time.Time
+	busy, idle int64 // USER_HZ ticks over all CPUs (idle includes iowait)
+	steal      int64
+	cpus       int
+	statErr    error
+	pressure   int64 // µs some task waited for a CPU (PSI "some" total)
+	psiErr     error
+	self, kids time.Duration // CPU time of this process, and of its waited-for children
+}
+
+// Take reads the counters now.
+func Take() Sample {
+	s := Sample{at: time.Now()}
+	s.busy, s.idle, s.steal, s.cpus, s.statErr = readStat()
+	s.pressure, s.psiErr = readPressure()
+	s.self, s.kids = rusage(unix.RUSAGE_SELF), rusage(unix.RUSAGE_CHILDREN)
+	return s
+}
+
+// Reading is what the machine did between two Samples.
+type Reading struct {
+	Span time.Duration `json:"span_ns"`
+	CPUs int           `json:"cpus"`
+	// Busy is the share of the CPUs' time spent busy (user, system, irq,
+	// steal), by anything on the machine, this run included.
+	Busy float64 `json:"busy_share"`
+	// Steal is the share of the CPUs' time the hypervisor ran something
+	// else while this machine's CPUs had work.
+	Steal float64 `json:"steal_share"`
+	// Pressure is the share of wall time in which at least one runnable
+	// task waited for a CPU (PSI cpu some); -1 where the kernel does not
+	// report it.
+	Pressure float64 `json:"cpu_pressure_share"`
+	// OwnCPU is the CPU time this process and its children used, in CPUs
+	// (1.0: one CPU all the time).
+	OwnCPU float64 `json:"own_cpus"`
+	// Unavailable says which figures could not be read, and why.
+	Unavailable []string `json:"unavailable,omitempty"`
+}
+
+// Since returns what happened between s and now.
+func (s Sample) Since() Reading { return s.To(Take()) }
+
+// To returns what happened between s and the later sample e.
+func (s Sample) To(e Sample) Reading {
+	r := Reading{Span: e.at.Sub(s.at), CPUs: e.cpus, Pressure: -1}
+	if err := firstErr(s.statErr, e.statErr); err != nil {
+		r.Unavailable = append(r.Unavailable, "/proc/stat: "+err.Error())
+	} else if total := (e.busy - s.busy) + (e.idle - s.idle); total > 0 {
+		r.Busy = float64(e.busy-s.busy) / float64(total)
+		r.Steal = float64(e.steal-s.steal) / float64(total)
+	}
+	if err := firstErr(s.psiErr, e.psiErr); err != nil {
+		r.Unavailable = append(r.Unavailable, "/proc/pressure/cpu: "+err.Error())
+	} else if r.Span > 0 {
+		r.Pressure = float64(e.pressure-s.pressure) / float64(r.Span.Microseconds())
+	}
+	if r.Span > 0 {
+		r.OwnCPU = float64((e.self-s.self)+(e.kids-s.kids)) / float64(r.Span)
+	}
+	return r
+}
+
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// readStat reads /proc/stat's cpu line: user nice system idle iowait irq
+// softirq steal (guest time is already in user).
+func readStat() (busy, idle, steal int64, cpus int, err error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	return parseStat(b)
+}
+
+func parseStat(b []byte) (busy, idle, steal int64, cpus int, err error) {
+	found := false
+	for line := range bytes.Lines(b) {
+		f := bytes.Fields(line)
+		switch {
+		case len(f) == 0:
+		case string(f[0]) == "cpu":
+			if len(f) < 9 {
+				return 0, 0, 0, 0, fmt.Errorf("cpu line with %d fields, want at least 9", len(f))
+			}
+			var v [8]int64
+			for i := range v {
+				if v[i], err = strconv.ParseInt(string(f[i+1]), 10, 64); err != nil {
+					return 0, 0, 0, 0, fmt.Errorf("cpu line: %w", err)
+				}
+			}
+			busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+			idle, steal = v[3]+v[4], v[7]
+			found = true
+		case bytes.HasPrefix(f[0], []byte("cpu")):
+			cpus++
+		}
+	}
+	if !found {
+		return 0, 0, 0, 0, fmt.Errorf("no cpu line")
+	}
+	if cpus == 0 {
+		cpus = runtime.NumCPU()
+	}
+	return busy, idle, steal, cpus, nil
+}
+
+// readPressure reads the total of /proc/pressure/cpu's "some" line, in µs.
+func readPressure() (int64, error) {
+	b, err := os.ReadFile("/proc/pressure/cpu")
+	if err != nil {
+		return 0, err
+	}
+	return parsePressure(b)
+}
+
+func parsePressure(b []byte) (int64, error) {
+	for line := range bytes.Lines(b) {
+		f := bytes.Fields(line)
+		if len(f) == 0 || string(f[0]) != "some" {
+			continue
+		}
+		for _, kv := range f[1:] {
+			if v, ok := bytes.CutPrefix(kv, []byte("total=")); ok {
+				n, err := strconv.ParseInt(string(v), 10, 64)
+				if err != nil {
+					return 0, fmt.Errorf("some total: %w", err)
+				}
+				return n, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("no \"some ... total=\" line")
+}
+
+func rusage(who int) time.Duration {
+	var ru unix.Rusage
+	if unix.Getrusage(who, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

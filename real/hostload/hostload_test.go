@@ -1,0 +1,61 @@
+package hostload
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		in                string
+		busy, idle, steal int64
+		cpus              int
+		err               string
+	}{
+		{"two cpus", "cpu  10 1 5 100 4 2 3 7 0 0\ncpu0 5 0 2 50 2 1 1 3 0 0\ncpu1 5 1 3 50 2 1 2 4 0 0\nintr 1\n", 28, 104, 7, 2, ""},
+		{"short cpu line", "cpu 1 2 3\n", 0, 0, 0, 0, "fields"},
+		{"no cpu line", "intr 1\n", 0, 0, 0, 0, "no cpu line"},
+		{"not a number", "cpu 1 2 3 x 5 6 7 8\n", 0, 0, 0, 0, "cpu line"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			busy, idle, steal, cpus, err := parseStat([]byte(tc.in))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want one containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || busy != tc.busy || idle != tc.idle || steal != tc.steal || cpus != tc.cpus {
+				t.Errorf("got %d %d %d %d %v, want %d %d %d %d", busy, idle, steal, cpus, err, tc.busy, tc.idle, tc.steal, tc.cpus)
+			}
+		})
+	}
+}
+
+func TestParsePressure(t *testing.T) {
+	n, err := parsePressure([]byte("some avg10=57.87 avg60=74.98 avg300=52.21 total=3672086266\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"))
+	if err != nil || n != 3672086266 {
+		t.Errorf("got %d, %v", n, err)
+	}
+	if _, err := parsePressure([]byte("full total=1\n")); err == nil {
+		t.Error("no some line: want an error")
+	}
+}
+
+// TestOwnCPU: a process that spins for 200 ms reads about one CPU of its
+// own (less on a busy machine, never more), and the machine's counters
+// come back where the kernel has them.
+func TestOwnCPU(t *testing.T) {
+	s := Take()
+	for end := time.Now().Add(200 * time.Millisecond); time.Now().Before(end); {
+	}
+	r := s.Since()
+	if r.OwnCPU <= 0.01 || r.OwnCPU > 1.2 {
+		t.Errorf("own CPU %.2f after spinning one goroutine, want about 1", r.OwnCPU)
+	}
+	if r.CPUs < 1 || r.Busy <= 0 || r.Busy > 1 {
+		t.Errorf("reading %+v: want CPUs ≥ 1 and a busy share in (0, 1]", r)
+	}
+}
