@@ -56,7 +56,7 @@ func relayLabWith(t *testing.T, n int, links func(from, to int) (netem.Params, b
 // relayPorts builds a netlab Relay lab of n nodes, removed when the test
 // ends, and opens a packet port on each of its switch ports (skipping the
 // test where namespaces are not available).
-func relayPorts(t *testing.T, n int) (*netlab.Lab, []Port) {
+func relayPorts(t testing.TB, n int) (*netlab.Lab, []Port) {
 	t.Helper()
 	needs.Available(t, netlab.Available())
 	lab, err := netlab.Create(netlab.Config{Prefix: testPrefix(), Nodes: n, Kind: netlab.Relay})
@@ -90,7 +90,7 @@ func relayPorts(t *testing.T, n int) (*netlab.Lab, []Port) {
 
 // udpPair opens a receiving socket on node to and a sending one on node
 // from, each in its node's namespace, closed when the test ends.
-func udpPair(t *testing.T, lab *netlab.Lab, from, to int) (tx, rx *net.UDPConn) {
+func udpPair(t testing.TB, lab *netlab.Lab, from, to int) (tx, rx *net.UDPConn) {
 	t.Helper()
 	err := lab.Do(to, func() (err error) {
 		rx, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(lab.Addr(to), 0)))
@@ -116,7 +116,7 @@ func udpPair(t *testing.T, lab *netlab.Lab, from, to int) (tx, rx *net.UDPConn) 
 
 // warmUp sends until a datagram gets through, so that ARP is resolved
 // (through the relay: no static neighbours) before measuring.
-func warmUp(t *testing.T, tx, rx *net.UDPConn) {
+func warmUp(t testing.TB, tx, rx *net.UDPConn) {
 	t.Helper()
 	buf := make([]byte, 2048)
 	deadline := time.Now().Add(8 * time.Second)

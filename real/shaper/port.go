@@ -46,6 +46,20 @@ type packetPort struct {
 	fd     int // f's descriptor, for pollPort
 	f      *os.File
 	rc     syscall.RawConn
+
+	// The scheduler's thread reads and writes the port with the raw
+	// system calls, on this header, its one buffer vector and its
+	// sender's address, so that relaying a frame allocates nothing
+	// (unix.Recvmsg allocates the sender's address, os.File's raw
+	// connection a closure): garbage makes the collector run, and a
+	// collection stops the real-time thread (see the package doc).
+	msg  unix.Msghdr
+	iov  unix.Iovec
+	from unix.RawSockaddrLinklayer
+	// viaRuntime makes readStamped and writeNow use unix.Recvmsg and
+	// WriteFrame, which allocate: the strategy of 2026-11-22, kept for
+	// BenchmarkShaperLoad's comparison (see strategy).
+	viaRuntime bool
 }
 
 // pollPort is a Port whose frames the scheduler's own thread reads (see
@@ -58,8 +72,12 @@ type pollPort interface {
 	// readStamped reads one frame without blocking, like ReadFrame, and
 	// returns the kernel's receive stamp, in ns since the epoch
 	// (CLOCK_REALTIME), or 0 when the frame has none. It returns
-	// unix.EAGAIN when no frame is queued.
+	// unix.EAGAIN when no frame is queued. One goroutine at a time, and
+	// it allocates nothing.
 	readStamped(buf, oob []byte) (n int, stamp int64, err error)
+	// writeNow writes one frame without blocking, like WriteFrame, from
+	// the goroutine that calls readStamped, and allocates nothing.
+	writeNow(b []byte) error
 }
 
 var _ pollPort = (*packetPort)(nil)
@@ -139,7 +157,60 @@ func (p *packetPort) pollFD() int { return p.fd }
 
 // readStamped implements pollPort.
 func (p *packetPort) readStamped(buf, oob []byte) (int, int64, error) {
-	return p.recv(p.fd, buf, oob)
+	if p.viaRuntime {
+		return p.recv(p.fd, buf, oob)
+	}
+	for {
+		p.iov.Base = unsafe.SliceData(buf)
+		p.iov.SetLen(len(buf))
+		p.msg = unix.Msghdr{
+			Name:    (*byte)(unsafe.Pointer(&p.from)),
+			Namelen: uint32(unsafe.Sizeof(p.from)),
+			Iov:     &p.iov,
+		}
+		p.msg.SetIovlen(1)
+		if len(oob) > 0 {
+			p.msg.Control = unsafe.SliceData(oob)
+			p.msg.SetControllen(len(oob))
+		}
+		r, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(p.fd), uintptr(unsafe.Pointer(&p.msg)), unix.MSG_TRUNC)
+		switch {
+		case errno == unix.EAGAIN:
+			return 0, 0, unix.EAGAIN
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			return 0, 0, fmt.Errorf("shaper: read port %s: %w", p.ifname, errno)
+		}
+		if p.from.Pkttype == unix.PACKET_OUTGOING {
+			continue // belt and braces: PACKET_IGNORE_OUTGOING filters these
+		}
+		n := int(r)
+		if n > len(buf) {
+			return 0, 0, fmt.Errorf("shaper: read port %s: %d-byte frame: %w", p.ifname, n, ErrFrameTooLarge)
+		}
+		var stamp int64
+		if p.msg.Flags&unix.MSG_CTRUNC == 0 {
+			stamp = parseStamp(oob[:p.msg.Controllen])
+		}
+		return n, stamp, nil
+	}
+}
+
+// writeNow implements pollPort.
+func (p *packetPort) writeNow(b []byte) error {
+	if p.viaRuntime {
+		return p.WriteFrame(b)
+	}
+	_, _, errno := unix.Syscall(unix.SYS_WRITE, uintptr(p.fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
+	switch errno {
+	case 0:
+		return nil
+	case unix.ENOBUFS, unix.EAGAIN: // a full send buffer drops the frame, as a switch would
+		return fmt.Errorf("shaper: write port %s: %w: %w", p.ifname, ErrFrameDropped, errno)
+	default:
+		return fmt.Errorf("shaper: write port %s: %w", p.ifname, errno)
+	}
 }
 
 // recv reads one frame from fd, p's descriptor, without blocking; see

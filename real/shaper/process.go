@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -35,6 +36,12 @@ type childConfig struct {
 	Ports []string          // interface names, for messages
 	Seed  uint64            // Config.Seed
 	Links [][]*netem.Params // [from][to]; nil: no link
+	// Legacy runs the child as on 2026-11-22, for BenchmarkShaperLoad's
+	// before and after: spinners in the child's own process, the
+	// collector on (GOGC 400), frames read and written through the
+	// allocating calls. It stalled the releases for up to 1.5 s beside
+	// two CPU hogs (see the package doc). Never set outside tests.
+	Legacy bool
 }
 
 // childReport is the child's last line on stdout, written when its
@@ -73,6 +80,12 @@ type Process struct {
 // The child stops when Stop is called or when this process dies (its
 // stdin closes).
 func StartProcess(ports []Port, cfg Config, log io.Writer) (*Process, error) {
+	return startProcessWith(ports, cfg, log, false)
+}
+
+// startProcessWith is StartProcess, with the strategy of 2026-11-22 when
+// legacy is set (see childConfig.Legacy).
+func startProcessWith(ports []Port, cfg Config, log io.Writer, legacy bool) (*Process, error) {
 	if len(ports) == 0 {
 		return nil, errors.New("shaper: StartProcess: no ports")
 	}
@@ -85,7 +98,7 @@ func StartProcess(ports []Port, cfg Config, log io.Writer) (*Process, error) {
 		}
 	}
 	defer closeAll() // the child has its own copies
-	cc := childConfig{Seed: cfg.Seed, Links: make([][]*netem.Params, len(ports))}
+	cc := childConfig{Seed: cfg.Seed, Links: make([][]*netem.Params, len(ports)), Legacy: legacy}
 	for from, p := range ports {
 		pp, ok := p.(*packetPort)
 		if !ok {
@@ -211,18 +224,34 @@ func (p *Process) Stats() []LinkStats { return p.report.Stats }
 // started by StartProcess; otherwise it returns at once. Call it first in
 // main, and in TestMain of any test binary that starts a shaper process.
 func MaybeChild() {
-	if os.Getenv(childEnv) == "" {
+	switch os.Getenv(childEnv) {
+	case "":
 		return
+	case spinnerMode:
+		os.Exit(spinnerMain(os.Stdin, os.Stdout))
+	default:
+		os.Exit(childMain(os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(childMain(os.Stdin, os.Stdout, os.Stderr))
+}
+
+// childMemoryLimit returns the heap size at which the collector of a
+// shaper child over n ports, otherwise off, runs after all: far above
+// what such a shaper keeps (the copies in flight, and a lateness ring of
+// 512 KiB for each directed link that carries traffic, plus the garbage
+// of its growth), so that it is only a guard against a leak.
+func childMemoryLimit(n int) int64 {
+	return 1<<30 + int64(n*n)<<20
 }
 
 // childMain runs the child: reads its configuration, runs the shaper
 // until stdin closes (or SIGTERM), then writes its report.
 func childMain(stdin io.Reader, stdout, stderr io.Writer) int {
-	// The shaper allocates little and keeps less: collect rarely, so that
-	// a cycle seldom runs beside a release.
-	debug.SetGCPercent(400)
+	// No collection while the shaper runs: relaying a frame allocates
+	// nothing, and a cycle's stops of the world and its work on every
+	// processor slot stop or slow the release goroutine too (see the
+	// package doc). Info.GCCycles says whether one ran all the same.
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(childMemoryLimit(0))
 	log := slog.New(slog.NewTextHandler(stderr, nil)).With("component", "shaper")
 	fail := func(err error) int {
 		log.Error("shaper child", "err", err)
@@ -236,12 +265,19 @@ func childMain(stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(fmt.Errorf("read configuration: %w", err))
 	}
+	if cc.Legacy {
+		debug.SetGCPercent(400)
+		debug.SetMemoryLimit(math.MaxInt64)
+	} else {
+		debug.SetMemoryLimit(childMemoryLimit(len(cc.Ports)))
+	}
 	ports := make([]Port, len(cc.Ports))
 	for i, name := range cc.Ports {
 		p, err := packetPortFromFD(4+i, name)
 		if err != nil {
 			return fail(err)
 		}
+		p.viaRuntime = cc.Legacy
 		ports[i] = p
 	}
 	s, err := New(ports, Config{Seed: cc.Seed, Logger: log, Links: func(from, to int) (netem.Params, bool) {
@@ -263,10 +299,21 @@ func childMain(stdin io.Reader, stdout, stderr io.Writer) int {
 		io.Copy(io.Discard, stdin) // returns when the parent closes it or dies
 		cancel()
 	}()
-	wake, awake := keepAwake()
-	defer wake()
-	if !awake {
-		log.Warn("shaper: could not keep every CPU awake (SCHED_IDLE spinners); releases may be late by a vCPU's wake-up")
+	if cc.Legacy {
+		wake, awake := keepAwakeInProcess()
+		defer wake()
+		if !awake {
+			log.Warn("shaper: could not keep every CPU awake (SCHED_IDLE spinners); releases may be late by a vCPU's wake-up")
+		}
+	} else {
+		defer keepAwake(log, stderr)()
+		// After the spinner process has started: it must not inherit
+		// the policy.
+		if err := setProcessRealTime(rtPriority); err != nil {
+			log.Info("shaper: the child's threads stay SCHED_OTHER (SCHED_FIFO needs root or CAP_SYS_NICE); releases will be late by milliseconds on a busy machine", "err", err)
+		} else {
+			s.anyThread = true
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
@@ -279,6 +326,9 @@ func childMain(stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		rep.Err = err.Error()
 	}
+	if n := rep.Info.GCCycles; n > 0 && !cc.Legacy {
+		log.Warn("shaper: the garbage collector ran while the shaper ran; each cycle stops its real-time thread", "cycles", n)
+	}
 	if err := json.NewEncoder(stdout).Encode(rep); err != nil {
 		log.Error("shaper child: write report", "err", err)
 	}
@@ -288,9 +338,36 @@ func childMain(stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// keepAwake starts the spinner process (see spinners) and returns the
+// function that stops it. It logs, to the run's log, when the spinners
+// could not start or not on every CPU: the shaper runs all the same,
+// its releases late by a vCPU's wake-up now and then.
+func keepAwake(log *slog.Logger, stderr io.Writer) (stop func()) {
+	const why = "releases may be late by a vCPU's wake-up (tens of µs to ms)"
+	exe, err := os.Executable()
+	var sp *spinners
+	var pinned, cpus int
+	if err == nil {
+		sp, pinned, cpus, err = startSpinners(exe, stderr)
+	}
+	if err != nil {
+		log.Warn("shaper: could not keep the CPUs awake; "+why, "err", err)
+		return func() {}
+	}
+	if pinned < cpus {
+		log.Warn("shaper: could not keep every CPU awake (a SCHED_IDLE spinner could not be pinned to its CPU); "+why,
+			"cpus", cpus, "kept awake", pinned)
+	}
+	return func() {
+		if err := sp.stop(); err != nil {
+			log.Warn("shaper: stop the spinners", "err", err)
+		}
+	}
+}
+
 // packetPortFromFD makes a Port of an AF_PACKET socket that
 // OpenPacketPort opened and a parent passed down as fd.
-func packetPortFromFD(fd int, ifname string) (Port, error) {
+func packetPortFromFD(fd int, ifname string) (*packetPort, error) {
 	// The parent's exec made the socket blocking (os.File.Fd does).
 	if err := unix.SetNonblock(fd, true); err != nil {
 		return nil, fmt.Errorf("shaper: port %s (fd %d): %w", ifname, fd, err)

@@ -8,9 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/chronosync/chronosync/model/netem"
 )
@@ -35,6 +38,13 @@ func TestProcess(t *testing.T) {
 	})
 	tx, rx := udpPair(t, lab, 0, 1)
 	warmUp(t, tx, rx)
+	// Where the child may (see Info.RealTime, checked after Stop), every
+	// thread of it, the Go runtime's too, runs under SCHED_FIFO (see
+	// setProcessRealTime); none is a spinner.
+	fifo, all := fifoThreads(t, p.cmd.Process.Pid)
+	if idle := idleThreads(t, p.cmd.Process.Pid); idle != 0 {
+		t.Errorf("%d SCHED_IDLE threads in the child, want none (the spinners have a process of their own)", idle)
+	}
 	const n = 200
 	sent, recv := blast(t, tx, rx, n, 64, 10, 5*time.Millisecond)
 	var early, lost int
@@ -68,6 +78,15 @@ func TestProcess(t *testing.T) {
 	if info := p.Info(); info.KernelStamps < n || info.ReadLag.Samples < n {
 		t.Errorf("child's Info %+v: want at least %d frames dated by the kernel", info, n)
 	}
+	switch info := p.Info(); {
+	case info.RealTime && fifo != all:
+		t.Errorf("%d of the child's %d threads under SCHED_FIFO, want all", fifo, all)
+	case !info.RealTime && os.Geteuid() == 0:
+		t.Logf("the child ran without SCHED_FIFO (no CAP_SYS_NICE?):\n%s", log.String())
+	}
+	if n := p.Info().GCCycles; n != 0 {
+		t.Errorf("the child collected garbage %d times, want none (its collector is off and relaying allocates nothing)", n)
+	}
 	t.Logf("child's 0->1 release lateness p50 %v p99 %v; read lag p50 %v p99 %v",
 		link.Late.P50, link.Late.P99, p.Info().ReadLag.P50, p.Info().ReadLag.P99)
 }
@@ -99,11 +118,84 @@ func TestStartProcessErrors(t *testing.T) {
 	}
 }
 
-// TestKeepAwake checks that the spinners take one extra processor slot
-// per CPU while they run and give them back when stopped.
-func TestKeepAwake(t *testing.T) {
+// TestSpinners starts the spinner process (this test binary, by way of
+// TestMain's MaybeChild): one thread per CPU of it, and none of this
+// process's, runs under SCHED_IDLE while it spins, this process's
+// GOMAXPROCS is left alone, and the process exits when stopped.
+func TestSpinners(t *testing.T) {
+	cpus, err := affinity()
+	if err != nil {
+		t.Fatal(err)
+	}
 	before := runtime.GOMAXPROCS(0)
-	stop, ok := keepAwake()
+	sp, pinned, n, err := startSpinners(os.Args[0], os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := idleThreads(t, sp.cmd.Process.Pid)
+	own := idleThreads(t, os.Getpid())
+	if err := sp.stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	if pinned != len(cpus) || n != len(cpus) {
+		t.Errorf("%d of %d CPUs got a spinner, want all %d (SCHED_IDLE and pinning need no privilege)", pinned, n, len(cpus))
+	}
+	if idle != len(cpus) || own != 0 {
+		t.Errorf("%d SCHED_IDLE threads in the spinner process, %d in this one; want %d and 0", idle, own, len(cpus))
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS %d here while spinning elsewhere, want %d as before", after, before)
+	}
+	if st := sp.cmd.ProcessState; st == nil || !st.Exited() || st.ExitCode() != 0 {
+		t.Errorf("spinner process after stop: %v", st)
+	}
+}
+
+// idleThreads counts the threads of process pid under SCHED_IDLE.
+func idleThreads(t *testing.T, pid int) int {
+	t.Helper()
+	n, _ := threadsUnder(t, pid, unix.SCHED_IDLE)
+	return n
+}
+
+// fifoThreads counts the threads of process pid under SCHED_FIFO, and
+// all of them.
+func fifoThreads(t *testing.T, pid int) (fifo, all int) {
+	t.Helper()
+	return threadsUnder(t, pid, unix.SCHED_FIFO)
+}
+
+// threadsUnder counts the threads of process pid under policy, and all
+// of them.
+func threadsUnder(t *testing.T, pid int, policy uint32) (n, all int) {
+	t.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		tid, err := strconv.Atoi(task.Name())
+		if err != nil {
+			continue
+		}
+		attr, err := unix.SchedGetAttr(tid, 0)
+		if err != nil {
+			continue // exited
+		}
+		all++
+		if attr.Policy == policy {
+			n++
+		}
+	}
+	return n, all
+}
+
+// TestKeepAwakeInProcess checks the spinners of 2026-11-22, kept for
+// BenchmarkShaperLoad: they take one extra processor slot per CPU while
+// they run and give them back when stopped.
+func TestKeepAwakeInProcess(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	stop, ok := keepAwakeInProcess()
 	during := runtime.GOMAXPROCS(0)
 	stop()
 	if after := runtime.GOMAXPROCS(0); after != before {
@@ -163,5 +255,60 @@ func TestStartProcessNotAChild(t *testing.T) {
 				t.Fatal("StartProcess hangs on a program that is no shaper child")
 			}
 		})
+	}
+}
+
+// TestPacketPortAllocatesNothing checks that the scheduler's thread reads
+// a frame from a packet port with its kernel stamp and writes it to
+// another allocating nothing, so that a shaper child, whose collector is
+// off, never collects; the calls of 2026-11-22 (viaRuntime) allocated on
+// both.
+func TestPacketPortAllocatesNothing(t *testing.T) {
+	lab, ports := relayPorts(t, 2)
+	t.Cleanup(func() {
+		for _, p := range ports {
+			p.Close()
+		}
+	})
+	in, out := ports[0].(*packetPort), ports[1].(*packetPort)
+	var src Port // node 0's own end: what it writes arrives on port 0
+	err := lab.Do(0, func() (err error) {
+		src, err = OpenPacketPort("eth0")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	f := frame(macOf(1), macOf(0), "allocations")
+	const runs = 100
+	buf, oob := make([]byte, readBuf), make([]byte, stampOOB)
+	relay := func() {
+		n, stamp, err := in.readStamped(buf, oob)
+		if err != nil || stamp == 0 {
+			t.Fatalf("readStamped: %d bytes, stamp %d, %v", n, stamp, err)
+		}
+		if err := out.writeNow(buf[:n]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, viaRuntime := range []bool{false, true} {
+		in.viaRuntime, out.viaRuntime = viaRuntime, viaRuntime
+		for range 2 * (runs + 1) { // ARP and others may share the port
+			if err := src.WriteFrame(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+		a := testing.AllocsPerRun(runs, relay)
+		t.Logf("viaRuntime %v: %v allocations per frame read and written", viaRuntime, a)
+		if !viaRuntime && a != 0 {
+			t.Errorf("%v allocations per frame read and written, want 0", a)
+		}
+		for { // drain
+			if _, _, err := in.readStamped(buf, oob); err != nil {
+				break
+			}
+		}
 	}
 }

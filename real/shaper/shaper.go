@@ -62,8 +62,15 @@ type Shaper struct {
 
 	onWrite func(it *item, now int64) // test hook, set before Run
 	items   itemPool                  // the copies' items, reused
+	// anyThread: every thread of the process runs under SCHED_FIFO (a
+	// shaper child's, setProcessRealTime); see scheduler.anyThread. Set
+	// before Run.
+	anyThread bool
 
 	sched        atomic.Pointer[scheduler] // Run's, for Info
+	gcStart      atomic.Uint64             // gcCycles when Run started
+	gcEnd        atomic.Uint64             // gcCycles when Run returned, once ended
+	ended        atomic.Bool               // Run has returned
 	kernelStamps atomic.Uint64             // frames dated by their kernel stamp
 	clockStamps  atomic.Uint64             // frames dated by a clock read
 
@@ -136,7 +143,13 @@ func (s *Shaper) Run(ctx context.Context) error {
 		return err
 	}
 	defer sched.close()
+	sched.anyThread = s.anyThread
+	s.gcStart.Store(gcCycles()) // before sched: Info reads it once sched is set
 	s.sched.Store(sched)
+	defer func() {
+		s.gcEnd.Store(gcCycles())
+		s.ended.Store(true)
+	}()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -317,7 +330,12 @@ func (s *Shaper) send(sched *scheduler, dl *dlink, frame []byte, now int64, wake
 
 // write is the scheduler's output: it writes it to its port at now.
 func (s *Shaper) write(it *item, now int64) error {
-	err := s.ports[it.port].WriteFrame(it.frame)
+	var err error
+	if pp, ok := s.ports[it.port].(pollPort); ok {
+		err = pp.writeNow(it.frame)
+	} else {
+		err = s.ports[it.port].WriteFrame(it.frame)
+	}
 	it.link.late.record(now - it.at)
 	if s.onWrite != nil {
 		s.onWrite(it, now)

@@ -3,6 +3,7 @@
 package shaper
 
 import (
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"time"
@@ -117,6 +118,12 @@ type Info struct {
 	// a release); ReadLag how long after its kernel receive stamp a
 	// frame was read. Both say whether the thread got its CPU on time.
 	WakeLate, ReadLag Lateness
+	// GCCycles counts the garbage collections of the shaper's process
+	// while Run ran (so far, while it runs). Each one stops the
+	// scheduler's thread for its stops of the world; a shaper child
+	// turns the collector off (see the package doc), so it should be 0
+	// there.
+	GCCycles uint64
 }
 
 // Info returns how the shaper runs. It may be called while Run runs.
@@ -125,6 +132,22 @@ func (s *Shaper) Info() Info {
 	if sc := s.sched.Load(); sc != nil {
 		i.RealTime, i.SpinCapped = sc.realTime.Load(), sc.spinCapped.Load()
 		i.WakeLate, i.ReadLag = sc.wakeLate.summary(), sc.readLag.summary()
+		end := gcCycles()
+		if s.ended.Load() {
+			end = s.gcEnd.Load()
+		}
+		i.GCCycles = end - s.gcStart.Load()
 	}
 	return i
+}
+
+// gcCycles returns how many garbage collections this process has
+// completed.
+func gcCycles() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sample[0].Value.Uint64()
 }

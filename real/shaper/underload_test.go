@@ -27,19 +27,40 @@ const hogEnv = "SHAPER_TEST_CPU_HOG"
 // hogEnv is set. Processes rather than goroutines, so that the load
 // competes for the CPUs, as another program on the machine does, and not
 // for this process's GOMAXPROCS Ps.
-func startHogs(t *testing.T, n int) {
+func startHogs(t testing.TB, n int) {
 	t.Helper()
+	h := startHogPIDs(t, n)
+	t.Cleanup(h.kill)
+}
+
+// hogProcs are CPU hog processes (startHogPIDs).
+type hogProcs struct{ cmds []*exec.Cmd }
+
+// startHogPIDs starts n CPU hog processes, as startHogs does, which run
+// until kill is called.
+func startHogPIDs(t testing.TB, n int) *hogProcs {
+	t.Helper()
+	h := &hogProcs{}
 	for range n {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), hogEnv+"=1", "GOMAXPROCS=1")
 		if err := cmd.Start(); err != nil {
+			h.kill()
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-		})
+		h.cmds = append(h.cmds, cmd)
 	}
+	return h
+}
+
+// kill kills the hogs by their PIDs and waits for them; again, it does
+// nothing.
+func (h *hogProcs) kill() {
+	for _, cmd := range h.cmds {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	h.cmds = nil
 }
 
 // hog spins forever; TestMain calls it in a hog child.
