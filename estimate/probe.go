@@ -24,13 +24,46 @@
 // bit for bit.
 package estimate
 
+import "strconv"
+
 // Probe is one answered probe of an edge src→dst: T1 is src's clock when the
 // request left, T2 dst's clock when it arrived, T3 dst's clock when the reply
 // left, T4 src's clock when the reply arrived. Probes are sent in
 // back-to-back pairs; the two probes of a pair share Pair and have Slot 0
-// and 1.
+// and 1. T3Source says where T3 came from; the estimators do not read it.
 type Probe struct {
 	T1, T2, T3, T4 int64
 	Pair           uint32
 	Slot           uint8
+	T3Source       T3Source
+}
+
+// T3Source says where a probe's T3 came from.
+type T3Source uint8
+
+const (
+	// T3Unrecorded: not recorded (a probes.bin of schema 1, a probe made
+	// by hand).
+	T3Unrecorded T3Source = iota
+	// T3User: dst's clock read in user space just before it sent the
+	// reply, so the reply's send path (tens of µs on a VM) is in it; or
+	// the user-space fallback of a transmit timestamp that came too late.
+	T3User
+	// T3Kernel: the reply's transmit timestamp as the world returned it
+	// (the kernel's software transmit timestamp on the real backend, the
+	// send instant in the simulator), carried in dst's next reply.
+	T3Kernel
+)
+
+// String returns "unrecorded", "user" or "kernel".
+func (s T3Source) String() string {
+	switch s {
+	case T3Unrecorded:
+		return "unrecorded"
+	case T3User:
+		return "user"
+	case T3Kernel:
+		return "kernel"
+	}
+	return "T3Source(" + strconv.Itoa(int(s)) + ")"
 }

@@ -27,6 +27,10 @@ func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
 		fmt.Fprint(w, ": no reply by their window's close (the request or the reply was lost on a link, among the network's lost datagrams, or the reply came late)")
 	}
 	fmt.Fprintln(w)
+	if pr.T3Kernel+pr.T3User > 0 {
+		fmt.Fprintf(w, "  t3: %s probes from the reply's transmit timestamp, carried in the next reply, %s from the responder's user-space reading: each window's last probe per edge, lost follow-ups, late transmit timestamps\n",
+			Count(pr.T3Kernel), Count(pr.T3User))
+	}
 	c := sy.Control
 	if c.EndToStart.N > 0 {
 		u := UnitFor(c.EndToStart.P50, c.GatherWait.P50, c.SequenceSkew.P50)

@@ -57,6 +57,14 @@ type ProbeSummary struct {
 	// Malformed counts datagrams on the probe port that were not probes
 	// (wrong size, magic or version): dropped, counted, never fatal.
 	Malformed int `json:"malformed,omitempty"`
+	// T3Kernel and T3User count the answered probes by where their t3
+	// came from (probes.bin): the reply's transmit timestamp as the world
+	// returned it (the kernel's on the real backend), carried back by the
+	// responder's next reply, or the responder's user-space reading
+	// before it sent the reply (each window's last probe per edge, lost
+	// follow-ups, transmit timestamps that came too late).
+	T3Kernel int `json:"t3_kernel"`
+	T3User   int `json:"t3_user"`
 }
 
 func (p *syncProtocol) summarize(s *Summary) {
@@ -112,6 +120,9 @@ func (p *syncProtocol) summarize(s *Summary) {
 		out.Probes.PairsSent += b.SentPairs
 		out.Probes.Answered += len(b.Probes)
 		out.Probes.Lost += b.Lost
+		kernel, user, _ := b.T3Sources()
+		out.Probes.T3Kernel += kernel
+		out.Probes.T3User += user
 	}
 	for _, n := range p.nodes {
 		if pr := n.Prober(); pr != nil {

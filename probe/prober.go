@@ -4,6 +4,28 @@
 // request it receives, and hands over each edge's probes when the window
 // closes. It is protocol code: it acts only through its [world.Env], driven
 // one callback at a time by its owner.
+//
+// # t3, interleaved
+//
+// A reply cannot carry its own transmit timestamp. It carries t3 as the
+// responder's clock read just before sending it (user space: the send path
+// is in it), and, as chrony's interleaved mode does, the transmit timestamp
+// [world.PacketConn.Send] returned for the responder's previous reply to the
+// same requester (the kernel's on the real backend), named by the window,
+// pair and slot it answered and marked kernel or user-space fallback
+// ([world.SourcedSender]). The simulator models no send path, so there the
+// two are one reading: the carried timestamp is the earlier reply's t3.
+//
+// The requester puts that timestamp in place of the provisional t3 of that
+// earlier probe. A probe keeps its user-space t3, recorded as
+// [estimate.T3User], when no later reply brought its transmit timestamp
+// before its window closed: the last answered probe of each edge and window
+// (its timestamp comes with the next window's first reply, too late: Close
+// hands the window over at once, it does not wait), a probe whose follow-up
+// reply was lost, and a request answered twice (a duplicate: which reply a
+// timestamp belongs to cannot be told, so the responder carries neither's,
+// and a requester that got both uses neither). [Stats] counts the t3
+// sources of the probes handed over.
 package probe
 
 import (
@@ -22,6 +44,17 @@ const DefaultCadence = 800 * time.Microsecond
 type Stats struct {
 	PairsSent, ProbesAnswered, RepliesReceived int
 	Late, Duplicate, Malformed                 int
+	// T3Kernel and T3User count the answered probes Close handed over by
+	// the source of their t3 (estimate.T3Source): the reply's transmit
+	// timestamp (the kernel's), carried back by a later reply, or the
+	// responder's user-space clock reading (or the user-space fallback of
+	// a transmit timestamp that came too late).
+	T3Kernel, T3User int
+	// T3Late counts transmit timestamps that came back after their
+	// probe's window had closed (in a reply of the next window, as the
+	// last probe's of each window and edge does): that probe was handed
+	// over with its user-space t3.
+	T3Late int
 }
 
 // Prober is one node's probe sender and responder.
@@ -40,7 +73,19 @@ type Prober struct {
 	timer         world.Timer
 	advert        Advert
 	adverts       []Advert
-	stats         Stats
+	// replies holds, per requester, what the responder's last reply to it
+	// was and its transmit timestamp.
+	replies []lastReply
+	stats   Stats
+}
+
+// lastReply is the responder's record of its last reply to one requester.
+type lastReply struct {
+	sent bool // a reply was sent: stamp's window, pair and slot name its probe
+	// stamp is the reply's transmit timestamp, not valid when it must not
+	// be carried (the reply answered a request the responder had already
+	// answered: the requester could not tell which reply it belongs to).
+	stamp txStamp
 }
 
 // edge is the state of one out-edge in the open window.
@@ -50,8 +95,15 @@ type edge struct {
 }
 
 type pair struct {
-	t [2][4]int64 // [slot][t1..t4]
+	t [2][4]int64 // [slot][t1..t4]; t3 is the responder's user-space reading
 	n [2]uint8    // timestamps known per slot: 1 sent, 4 answered
+	// tx is the reply's transmit timestamp, carried by a later reply, and
+	// src its source; src is 0 until one came.
+	tx  [2]int64
+	src [2]estimate.T3Source
+	// ambiguous: two different replies came (a duplicated request), so a
+	// carried transmit timestamp could be either's.
+	ambiguous [2]bool
 }
 
 // New opens the probe endpoint on env and starts answering requests. It
@@ -60,7 +112,7 @@ func New(env world.Env, peers []world.NodeID, cadence time.Duration) (*Prober, e
 	if cadence <= 0 {
 		return nil, fmt.Errorf("probe: cadence %v must be > 0", cadence)
 	}
-	p := &Prober{env: env, peers: peers, cadence: cadence, adverts: make([]Advert, env.Nodes())}
+	p := &Prober{env: env, peers: peers, cadence: cadence, adverts: make([]Advert, env.Nodes()), replies: make([]lastReply, env.Nodes())}
 	c, err := env.ListenPacket(Port, p.receive)
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
@@ -141,8 +193,16 @@ func (p *Prober) Close() []probelog.Block {
 					}
 					continue
 				}
-				t := pr.t[s]
-				b.Probes = append(b.Probes, estimate.Probe{T1: t[0], T2: t[1], T3: t[2], T4: t[3], Pair: uint32(k), Slot: uint8(s)})
+				t, src := pr.t[s], estimate.T3User
+				if pr.src[s] != 0 && !pr.ambiguous[s] {
+					t[2], src = pr.tx[s], pr.src[s]
+				}
+				if src == estimate.T3Kernel {
+					p.stats.T3Kernel++
+				} else {
+					p.stats.T3User++
+				}
+				b.Probes = append(b.Probes, estimate.Probe{T1: t[0], T2: t[1], T3: t[2], T4: t[3], Pair: uint32(k), Slot: uint8(s), T3Source: src})
 			}
 		}
 		out[i] = b
@@ -187,17 +247,59 @@ func (p *Prober) receive(pkt world.Packet) {
 	}
 }
 
-// answer replies with t2, the request's receive timestamp, and t3, the
-// clock read just before the reply is sent.
+// answer replies with t2, the request's receive timestamp, t3, the clock
+// read just before the reply is sent, and the transmit timestamp of the
+// previous reply to the same requester; it keeps this reply's transmit
+// timestamp for the next.
 func (p *Prober) answer(pkt world.Packet, r reply) {
 	r.kind = kindReply
 	r.t2 = int64(pkt.RxTime)
 	r.advert = p.advert
+	var last *lastReply
+	if from := pkt.From.Node; from >= 0 && int(from) < len(p.replies) {
+		last = &p.replies[from]
+	}
+	again := false // the request was answered already: a duplicate
+	if last != nil && last.sent {
+		s := last.stamp
+		again = s.window == r.window && s.pair == r.pair && s.slot == r.slot
+		if !again {
+			r.prev = s
+		}
+	}
 	r.t3 = int64(p.env.Host().Now())
 	putReply(p.buf[:], r)
-	if _, err := p.conn.Send(pkt.From, p.buf[:]); err == nil {
-		p.stats.ProbesAnswered++
+	tx, src, err := p.sendReply(pkt.From, r.t3)
+	if err != nil {
+		return
 	}
+	p.stats.ProbesAnswered++
+	if last == nil {
+		return
+	}
+	if again {
+		last.stamp.valid = false
+		return
+	}
+	*last = lastReply{sent: true, stamp: txStamp{valid: true, kernel: src == world.TxKernel,
+		window: r.window, pair: r.pair, slot: r.slot, t3: tx}}
+}
+
+// sendReply sends the reply in p.buf, whose t3 was read just before, and
+// returns its transmit timestamp and where that came from. A PacketConn
+// that is no [world.SourcedSender] has no send path (the simulator's): the
+// datagram leaves the instant Send is called, so t3 is its transmit time.
+// Send's own timestamp is another reading at that instant, which differs
+// from t3 only by read noise and by the clock model's monotonic clamp,
+// which biases each further reading at one instant upwards (by about 0.3
+// of the read noise's σ for this third one, after t2 and t3).
+func (p *Prober) sendReply(to world.Addr, t3 int64) (int64, world.TxSource, error) {
+	if s, ok := p.conn.(world.SourcedSender); ok {
+		tx, src, err := s.SendSourced(to, p.buf[:])
+		return int64(tx), src, err
+	}
+	_, err := p.conn.Send(to, p.buf[:])
+	return t3, world.TxKernel, err
 }
 
 func (p *Prober) complete(pkt world.Packet, r reply) {
@@ -205,6 +307,9 @@ func (p *Prober) complete(pkt world.Packet, r reply) {
 	from := pkt.From.Node
 	if int(from) < len(p.adverts) && r.advert.Valid {
 		p.adverts[from] = r.advert
+	}
+	if r.prev.valid {
+		p.stamp(from, r.prev)
 	}
 	if !p.open || r.window != p.window {
 		p.stats.Late++
@@ -222,8 +327,31 @@ func (p *Prober) complete(pkt world.Packet, r reply) {
 		pr.n[r.slot] = 4
 	case 4:
 		p.stats.Duplicate++
+		if r.t2 != pr.t[r.slot][1] || r.t3 != pr.t[r.slot][2] {
+			// Another reply, to another copy of the request, not the
+			// same reply duplicated on the way back.
+			pr.ambiguous[r.slot] = true
+		}
 	default:
 		p.stats.Malformed++
+	}
+}
+
+// stamp records the transmit timestamp of an earlier reply from peer, which
+// a later reply carried, as the t3 of the probe that reply answered.
+func (p *Prober) stamp(peer world.NodeID, s txStamp) {
+	if !p.open || s.window != p.window {
+		p.stats.T3Late++
+		return
+	}
+	e := p.edgeTo(peer)
+	if e == nil || int(s.pair) >= len(e.pairs) || e.pairs[s.pair].n[s.slot] == 0 {
+		return // no such probe was sent (this prober was restarted)
+	}
+	pr := &e.pairs[s.pair]
+	pr.tx[s.slot], pr.src[s.slot] = s.t3, estimate.T3User
+	if s.kernel {
+		pr.src[s.slot] = estimate.T3Kernel
 	}
 }
 

@@ -52,6 +52,8 @@ func (n *node) addStats(s *TimestampStats) {
 	}
 }
 
+var _ world.SourcedSender = (*packetConn)(nil)
+
 // packetConn is a datagram endpoint: a timestamping UDP socket whose reader
 // goroutine posts every datagram to the node's loop.
 type packetConn struct {
@@ -116,18 +118,30 @@ func (c *packetConn) read(h world.PacketHandler) {
 func (c *packetConn) LocalAddr() world.Addr { return c.addr }
 
 func (c *packetConn) Send(to world.Addr, data []byte) (world.Time, error) {
+	tx, _, err := c.SendSourced(to, data)
+	return tx, err
+}
+
+// SendSourced is Send, also saying whether the transmit timestamp is the
+// kernel's or tsudp's user-space fallback. It implements
+// [world.SourcedSender].
+func (c *packetConn) SendSourced(to world.Addr, data []byte) (world.Time, world.TxSource, error) {
 	if c.closed.Load() {
-		return 0, fmt.Errorf("send to %v: %w", to, net.ErrClosed)
+		return 0, 0, fmt.Errorf("send to %v: %w", to, net.ErrClosed)
 	}
 	dst, err := c.n.w.addrOf(to)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	tx, err := c.sock.Send(dst, data)
 	if err != nil {
-		return 0, fmt.Errorf("send to %v: %w", to, err)
+		return 0, 0, fmt.Errorf("send to %v: %w", to, err)
 	}
-	return world.Time(c.n.clock.at(c.n.w.base.fromRealtime(tx.Time))), nil
+	src := world.TxKernel
+	if tx.Source != tsudp.SourceKernel {
+		src = world.TxUser
+	}
+	return world.Time(c.n.clock.at(c.n.w.base.fromRealtime(tx.Time))), src, nil
 }
 
 func (c *packetConn) Close() error {

@@ -81,6 +81,41 @@ type PacketConn interface {
 	Close() error
 }
 
+// TxSource says where a transmit timestamp came from.
+type TxSource uint8
+
+const (
+	// TxKernel is the world's own record of when the datagram left: the
+	// kernel's software transmit timestamp on the real backend, the send
+	// instant in the simulator.
+	TxKernel TxSource = iota + 1
+	// TxUser is the fallback: the sender's clock read in user space just
+	// before the datagram was handed to the kernel, because no kernel
+	// timestamp came back in time.
+	TxUser
+)
+
+// String returns "kernel" or "user".
+func (s TxSource) String() string {
+	switch s {
+	case TxKernel:
+		return "kernel"
+	case TxUser:
+		return "user"
+	}
+	return fmt.Sprintf("TxSource(%d)", uint8(s))
+}
+
+// SourcedSender is implemented by a [PacketConn] whose transmit timestamps
+// can fall back to a user-space reading (the real backend's). A PacketConn
+// that does not implement it (the simulator's) has no send path: a datagram
+// leaves the instant Send is called, and its transmit timestamp is always
+// of [TxKernel]'s kind.
+type SourcedSender interface {
+	// SendSourced is Send, also saying where txTime came from.
+	SendSourced(to Addr, data []byte) (txTime Time, src TxSource, err error)
+}
+
 // Stream is one end of a reliable, ordered, message-preserving connection
 // (TCP with length-prefixed framing on the real backend).
 type Stream interface {

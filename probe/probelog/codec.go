@@ -24,6 +24,9 @@ func checkBlock(b *Block, nodes int) error {
 		if s := b.Probes[i].Slot; s > 1 {
 			return fmt.Errorf("probe %d: Slot %d, want 0 or 1", i, s)
 		}
+		if s := b.Probes[i].T3Source; s > estimate.T3Kernel {
+			return fmt.Errorf("probe %d: T3Source %d, want at most %d (%v)", i, s, estimate.T3Kernel, estimate.T3Kernel)
+		}
 	}
 	return nil
 }
@@ -44,7 +47,7 @@ func appendPayload(dst []byte, b *Block) []byte {
 		p := &b.Probes[i]
 		fwd := p.T2 - p.T1
 		dst = binary.AppendVarint(dst, int64(p.Pair)-prevPair)
-		dst = binary.AppendUvarint(dst, uint64(p.Slot))
+		dst = binary.AppendUvarint(dst, uint64(p.Slot)+2*uint64(p.T3Source))
 		dst = binary.AppendVarint(dst, p.T1-prevT1)
 		dst = binary.AppendVarint(dst, fwd-prevFwd)
 		dst = binary.AppendVarint(dst, p.T3-p.T2)
@@ -105,8 +108,9 @@ func (d *decoder) count(what string, limit uint64) int {
 	return int(v)
 }
 
-// decodePayload decodes one payload; nodes is Meta.Nodes.
-func decodePayload(p []byte, nodes int) (*Block, error) {
+// decodePayload decodes one payload of the given schema (Schema or
+// SchemaV1); nodes is Meta.Nodes.
+func decodePayload(p []byte, schema, nodes int) (*Block, error) {
 	d := &decoder{b: p}
 	nodeLimit := uint64(math.MaxInt)
 	if nodes > 0 {
@@ -135,6 +139,10 @@ func decodePayload(p []byte, nodes int) (*Block, error) {
 		at := d.i
 		dp := d.varint("pair delta")
 		slot := d.uvarint("slot")
+		var src uint64
+		if schema != SchemaV1 {
+			slot, src = slot%2, slot/2
+		}
 		dt1 := d.varint("T1 delta")
 		dfwd := d.varint("forward difference delta")
 		turn := d.varint("T3−T2")
@@ -153,8 +161,13 @@ func decodePayload(p []byte, nodes int) (*Block, error) {
 			d.fail("probe %d: slot %d, want 0 or 1", k, slot)
 			break
 		}
+		if src > uint64(estimate.T3Kernel) {
+			d.i = at
+			d.fail("probe %d: T3 source %d, want at most %d", k, src, estimate.T3Kernel)
+			break
+		}
 		pr := &b.Probes[k]
-		pr.Pair, pr.Slot = uint32(pair), uint8(slot)
+		pr.Pair, pr.Slot, pr.T3Source = uint32(pair), uint8(slot), estimate.T3Source(src)
 		pr.T1 = prevT1 + dt1
 		fwd := prevFwd + dfwd
 		pr.T2 = pr.T1 + fwd

@@ -103,9 +103,9 @@ func ExampleWriter() {
 		Src: 0, Dst: 1, RoundID: 1, WindowID: 1, WindowStart: 1_000_000, WindowEnd: 2_600_000,
 		SentPairs: 2, Lost: 1,
 		Probes: []estimate.Probe{
-			{T1: 1_000_000, T2: 51_030_000, T3: 51_040_000, T4: 1_060_000, Pair: 0, Slot: 0},
-			{T1: 1_003_000, T2: 51_035_000, T3: 51_045_000, T4: 1_070_000, Pair: 0, Slot: 1},
-			{T1: 1_800_000, T2: 51_829_000, T3: 51_839_000, T4: 1_858_000, Pair: 1, Slot: 0},
+			{T1: 1_000_000, T2: 51_030_000, T3: 51_040_000, T4: 1_060_000, Pair: 0, Slot: 0, T3Source: estimate.T3Kernel},
+			{T1: 1_003_000, T2: 51_035_000, T3: 51_045_000, T4: 1_070_000, Pair: 0, Slot: 1, T3Source: estimate.T3Kernel},
+			{T1: 1_800_000, T2: 51_829_000, T3: 51_839_000, T4: 1_858_000, Pair: 1, Slot: 0, T3Source: estimate.T3User},
 		},
 	})
 	if err != nil {
@@ -125,8 +125,8 @@ func ExampleWriter() {
 	_, err = r.Next()
 	fmt.Println(err)
 	// Output:
-	// {Schema:1 RunID:quickstart Nodes:2 Units:ns Source:sim}
+	// {Schema:2 RunID:quickstart Nodes:2 Units:ns Source:sim}
 	// 0→1 round 1: 2 pairs sent, 3 probes answered, 1 lost
-	// {1800000 51829000 51839000 1858000 1 0}
+	// {1800000 51829000 51839000 1858000 1 0 user}
 	// EOF
 }

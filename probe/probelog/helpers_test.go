@@ -14,7 +14,7 @@ import (
 )
 
 // testMeta is the meta data of the logs the tests write.
-var testMeta = Meta{Schema: 1, RunID: "test-run", Nodes: 0, Units: "ns", Source: "sim"}
+var testMeta = Meta{Schema: Schema, RunID: "test-run", Nodes: 0, Units: "ns", Source: "sim"}
 
 // realisticBlock simulates one window of the edge src→dst: a pair every
 // 800 µs (the two probes of a pair 2–8 µs apart), dst's clock off by up to
@@ -41,7 +41,7 @@ func realisticBlock(rng *rand.Rand, src, dst int, round uint64, start int64, pai
 			back := leave + 20e3 + rng.Float64()*30e3
 			b.Probes = append(b.Probes, estimate.Probe{
 				T1: srcClock(send), T2: dstClock(arrive), T3: dstClock(leave), T4: srcClock(back),
-				Pair: uint32(round)*uint32(pairs) + uint32(k), Slot: uint8(slot),
+				Pair: uint32(round)*uint32(pairs) + uint32(k), Slot: uint8(slot), T3Source: estimate.T3Kernel,
 			})
 		}
 		t += 800e3
@@ -71,7 +71,8 @@ func randomBlock(rng *rand.Rand) *Block {
 	}
 	n := []int{0, 1, 2, rng.IntN(300)}[rng.IntN(4)]
 	for range n {
-		p := estimate.Probe{T1: val(), T2: val(), T3: val(), T4: val(), Pair: rng.Uint32(), Slot: uint8(rng.IntN(2))}
+		p := estimate.Probe{T1: val(), T2: val(), T3: val(), T4: val(), Pair: rng.Uint32(), Slot: uint8(rng.IntN(2)),
+			T3Source: estimate.T3Source(rng.IntN(3))}
 		switch rng.IntN(4) {
 		case 0:
 			p.Pair = 0

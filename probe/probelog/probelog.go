@@ -20,12 +20,22 @@
 // probe six varints:
 //
 //	Pair − previous Pair (zig-zag; the first probe's previous Pair is 0)
-//	Slot (uvarint, 0 or 1)
+//	Slot + 2·T3Source (uvarint; Slot 0 or 1, T3Source 0, 1 (user) or 2
+//	    (kernel), see estimate.T3Source)
 //	T1 − previous T1 (zig-zag; the first probe's previous T1 is WindowStart)
 //	(T2 − T1) − (previous T2 − previous T1) (zig-zag; the first probe's
 //	    previous forward difference is 0)
 //	T3 − T2 (zig-zag)
 //	T4 − T1 (zig-zag)
+//
+// # Versions
+//
+// Schema 2 (Schema, what the writer writes) added T3Source to the second
+// varint of a probe. Schema 1, written before the responder's transmit
+// timestamp was carried back (issue 17), holds the bare Slot there; the
+// reader still reads it, every probe's T3Source being T3Unrecorded (its T3
+// was the responder's user-space clock reading). `chronosync run` again
+// with the run's scenario and seed writes a schema 2 stream.
 //
 // The differences of timestamps are taken modulo 2^64 (Go's wrapping int64
 // arithmetic), which the decoder undoes exactly: every int64 value, including
@@ -43,7 +53,8 @@
 //
 // The reader checks the CRC of every block, then every value it decodes: a
 // varint that overflows 64 bits, a count that does not fit an int or that the
-// payload cannot hold, a Slot other than 0 or 1, a Pair outside uint32, a node
+// payload cannot hold, a Slot other than 0 or 1, a T3Source beyond
+// T3Kernel (or any in schema 1), a Pair outside uint32, a node
 // outside [0, Meta.Nodes) when Meta.Nodes > 0, trailing bytes. All of these
 // are ErrCorrupt. The reader never allocates more than the bytes it has
 // actually read justify, so a lying length or count costs nothing. It does
@@ -60,8 +71,12 @@ import (
 // Magic opens every probe log.
 const Magic = "CHRONOSYNC-PROBES\n"
 
-// Schema is the version of the format this package reads and writes.
-const Schema = 1
+// Schema is the version of the format this package writes; it reads this
+// one and SchemaV1.
+const Schema = 2
+
+// SchemaV1 is the format before each probe recorded its T3Source.
+const SchemaV1 = 1
 
 // Limits on what a header or a block may claim, beyond which the reader says
 // ErrCorrupt and the writer refuses.
@@ -75,7 +90,7 @@ const minProbeBytes = 6
 
 // Meta describes a log; it is stored as JSON in the header.
 type Meta struct {
-	Schema int    `json:"schema"` // Schema; NewWriter sets it when 0
+	Schema int    `json:"schema"` // Schema (or SchemaV1, read only); NewWriter sets it when 0
 	RunID  string `json:"run_id"`
 	Nodes  int    `json:"nodes"`  // the number of nodes; 0 when unknown
 	Units  string `json:"units"`  // of every timestamp; NewWriter sets "ns" when empty
@@ -106,3 +121,20 @@ var (
 	// ErrNotProbeLog: the input does not start with Magic.
 	ErrNotProbeLog = errors.New("not a probe log")
 )
+
+// T3Sources counts the block's probes by where their T3 came from: the
+// kernel's transmit timestamp of the reply, the responder's user-space
+// reading, or unrecorded (a log of SchemaV1).
+func (b *Block) T3Sources() (kernel, user, unrecorded int) {
+	for i := range b.Probes {
+		switch b.Probes[i].T3Source {
+		case estimate.T3Kernel:
+			kernel++
+		case estimate.T3User:
+			user++
+		default:
+			unrecorded++
+		}
+	}
+	return kernel, user, unrecorded
+}

@@ -62,7 +62,7 @@ func TestMeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Meta{Schema: 1, RunID: "r", Nodes: 4, Units: "ns", Source: "real/so_timestamping"}
+	want := Meta{Schema: Schema, RunID: "r", Nodes: 4, Units: "ns", Source: "real/so_timestamping"}
 	if w.Meta() != want {
 		t.Errorf("writer meta = %+v, want %+v", w.Meta(), want)
 	}
@@ -76,8 +76,10 @@ func TestMeta(t *testing.T) {
 	if err != nil || r.Meta() != want {
 		t.Fatalf("reader: %+v, %v", r, err)
 	}
-	if _, err := NewWriter(&buf, Meta{Schema: 2}); err == nil {
-		t.Error("schema 2 accepted")
+	for _, schema := range []int{SchemaV1, Schema + 1} {
+		if _, err := NewWriter(&buf, Meta{Schema: schema}); err == nil {
+			t.Errorf("writing schema %d accepted", schema)
+		}
 	}
 }
 
@@ -87,6 +89,7 @@ func TestWriteRefuses(t *testing.T) {
 		"negative pairs": {SentPairs: -1},
 		"negative lost":  {Lost: -2},
 		"slot 2":         {Probes: []estimate.Probe{{Slot: 2}}},
+		"T3Source 3":     {Probes: []estimate.Probe{{T3Source: estimate.T3Kernel + 1}}},
 	}
 	for name, b := range cases {
 		var c counter
@@ -222,5 +225,51 @@ func TestBytesPerProbe(t *testing.T) {
 	t.Logf("realistic stream: %d probes in %d bytes, %.2f bytes/probe (header and framing included)", probes, len(data), per)
 	if per > 16 {
 		t.Errorf("%.2f bytes/probe, want at most 16", per)
+	}
+}
+
+// TestT3Source round-trips every source in both slots, and reads a log of
+// schema 1, whose probes recorded no source.
+func TestT3Source(t *testing.T) {
+	var probes []estimate.Probe
+	for _, src := range []estimate.T3Source{estimate.T3Unrecorded, estimate.T3User, estimate.T3Kernel} {
+		for slot := range uint8(2) {
+			probes = append(probes, estimate.Probe{T1: 10, T2: 20, T3: 30, T4: 40, Pair: uint32(len(probes)), Slot: slot, T3Source: src})
+		}
+	}
+	b := &Block{Src: 0, Dst: 1, SentPairs: len(probes), Probes: probes}
+	if k, u, x := b.T3Sources(); k != 2 || u != 2 || x != 2 {
+		t.Errorf("T3Sources() = %d kernel, %d user, %d unrecorded; want 2 of each", k, u, x)
+	}
+	data, _ := encode(t, testMeta, []*Block{b})
+	got, _, err := readAll(data)
+	if !isEOF(err) || len(got) != 1 || !reflect.DeepEqual(got[0], b) {
+		t.Fatalf("got %+v, %v; want %+v", got, err, b)
+	}
+
+	// Schema 1 is schema 2 with every source unrecorded (0), and "schema":1
+	// in its header.
+	v1 := func(probes []estimate.Probe) []byte {
+		data, _ := encode(t, testMeta, []*Block{{Src: 0, Dst: 1, Probes: probes}})
+		return bytes.Replace(data, []byte(`"schema":2`), []byte(`"schema":1`), 1)
+	}
+	old := []estimate.Probe{{T1: 1, T2: 2, T3: 3, T4: 4, Slot: 1}, {T1: 5, T2: 6, T3: 7, T4: 8, Pair: 1}}
+	got, r, err := readAll(v1(old))
+	if !isEOF(err) || len(got) != 1 || !reflect.DeepEqual(got[0].Probes, old) {
+		t.Fatalf("schema 1: got %+v, %v; want the probes %+v", got, err, old)
+	}
+	if r.Meta().Schema != SchemaV1 {
+		t.Errorf("schema 1: meta %+v", r.Meta())
+	}
+	// In schema 1 the varint is the bare slot: a source there is corrupt.
+	if _, _, err := readAll(v1([]estimate.Probe{{T3Source: estimate.T3Kernel}})); !errors.Is(err, ErrCorrupt) ||
+		!strings.Contains(err.Error(), "slot 4") {
+		t.Errorf("schema 1 with a source: %v, want ErrCorrupt naming slot 4", err)
+	}
+	// A schema this package does not know.
+	data, _ = encode(t, testMeta, nil)
+	if _, _, err := readAll(bytes.Replace(data, []byte(`"schema":2`), []byte(`"schema":3`), 1)); !errors.Is(err, ErrCorrupt) ||
+		!strings.Contains(err.Error(), "reads schemas 1 and 2") {
+		t.Errorf("schema 3: %v", err)
 	}
 }

@@ -29,7 +29,8 @@ var errVarint = errors.New("varint overflows 64 bits")
 // NewReader reads and checks the header of a probe log. Input that does not
 // start with Magic gives an error wrapping ErrNotProbeLog; a header cut short
 // ErrTruncated; a bad header ErrCorrupt (as does unknown JSON or a schema
-// other than Schema).
+// other than Schema and SchemaV1). A log of SchemaV1 is read with every
+// probe's T3Source T3Unrecorded.
 func NewReader(r io.Reader) (*Reader, error) {
 	rd := &Reader{br: bufio.NewReaderSize(r, 64<<10)}
 	magic := make([]byte, len(Magic))
@@ -55,9 +56,9 @@ func NewReader(r io.Reader) (*Reader, error) {
 		}
 		return nil, fmt.Errorf("probelog: header at byte 0: %w: meta: %v", ErrCorrupt, err)
 	}
-	if m := rd.meta; m.Schema != Schema || m.Nodes < 0 {
-		return nil, fmt.Errorf("probelog: header at byte 0: %w: schema %d, nodes %d (this package reads schema %d)",
-			ErrCorrupt, m.Schema, m.Nodes, Schema)
+	if m := rd.meta; (m.Schema != Schema && m.Schema != SchemaV1) || m.Nodes < 0 {
+		return nil, fmt.Errorf("probelog: header at byte 0: %w: schema %d, nodes %d (this package reads schemas %d and %d)",
+			ErrCorrupt, m.Schema, m.Nodes, SchemaV1, Schema)
 	}
 	rd.good = rd.off
 	return rd, nil
@@ -88,7 +89,7 @@ func (r *Reader) Next() (*Block, error) {
 		var b *Block
 		if crc32.Checksum(payload, castagnoli) != sum {
 			err = fmt.Errorf("probelog: block at byte %d: %w: CRC mismatch", start, ErrCorrupt)
-		} else if b, err = decodePayload(payload, r.meta.Nodes); err != nil {
+		} else if b, err = decodePayload(payload, r.meta.Schema, r.meta.Nodes); err != nil {
 			err = fmt.Errorf("probelog: block at byte %d: %w: %v", start, ErrCorrupt, err)
 		} else {
 			r.good = r.off

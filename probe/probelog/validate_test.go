@@ -27,7 +27,7 @@ func TestImpossibleValues(t *testing.T) {
 	}
 	cases := map[string][]byte{
 		"node outside meta": appendPayload(nil, &Block{Src: 8}),
-		"slot 2":            bytes.Replace(ok, []byte{18, 1}, []byte{18, 2}, 1),
+		"T3 source 3":       bytes.Replace(ok, []byte{18, 1}, []byte{18, 7}, 1),
 		"trailing bytes":    append(bytes.Clone(ok), 0),
 		"count too large":   append(bytes.Clone(ok[:8]), 0xff, 0xff, 0xff, 0xff, 0x0f),
 		"pair outside u32":  append(bytes.Clone(ok[:9]), 0xfe, 0xff, 0xff, 0xff, 0x3f, 0, 0, 0, 0, 0),

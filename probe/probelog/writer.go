@@ -52,7 +52,8 @@ func (w *Writer) Meta() Meta { return w.meta }
 
 // Write appends b as one block with one Write call on the underlying writer.
 // A block the format cannot hold (a negative node id or count, a node outside
-// [0, Meta.Nodes) when Nodes > 0, a Slot other than 0 or 1, a payload over
+// [0, Meta.Nodes) when Nodes > 0, a Slot other than 0 or 1, a T3Source
+// beyond estimate.T3Kernel, a payload over
 // MaxPayloadBytes) is refused with an error and nothing is written. Once a
 // Write of the underlying writer has failed, every later call returns that
 // error: the log may end in a torn block and must not be appended to.
