@@ -36,6 +36,9 @@ const (
 	// shaper's port, a node's socket), as a share of those sent: the link
 	// model drops on purpose, we must not.
 	maxOwnDrops = 0.001
+	// maxShortRun bounds how much shorter than the scenario's duration
+	// the protocol ran (SIGINT ends a run early).
+	maxShortRun = 0.01
 	// maxShortPairs bounds the share of the probe pairs the scenario
 	// schedules (one per cadence on every edge while a window is open)
 	// that were not sent: beyond it the loops did not keep the cadence,
@@ -125,6 +128,10 @@ func (b *realBackend) judge(s *Summary) {
 		rs.TimerLateness = b.TimerLateness()
 		rs.Host = b.reading
 		rs.CPUNeed = b.need.cpus
+	}
+	if d := b.duration; d > 0 {
+		cs.check("run short of the scenario's duration", max(1-float64(b.phases.Run)/float64(d), 0), maxShortRun, "share",
+			fmt.Sprintf("ran %v of %v (interrupted, or a callback failed)", b.phases.Run.Round(time.Millisecond), d))
 	}
 	cs.check("estimated CPU need", b.need.cpus, float64(b.need.have), "CPUs",
 		fmt.Sprintf("the machine's CPUs; %s", b.need))

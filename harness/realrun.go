@@ -38,6 +38,7 @@ type realBackend struct {
 	rank     *int     // the cluster node's rank
 	rocm     *rocm.Clock
 	wall     time.Duration
+	phases   RealPhases
 	stopErr  error
 	// For the run's conditions (conditions_real.go): the scenario, the
 	// machine's counters at the start and what they read at the end.
@@ -120,14 +121,18 @@ func (b *realBackend) artifacts() []Artifact { return nil }
 // has passed, ctx is done (SIGINT) or a callback panicked; then it stops
 // the shaper, whose counters are final from then on.
 func (b *realBackend) run(ctx context.Context, bar *progress, _ func(time.Duration)) (*Failure, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, b.duration)
-	defer cancel()
 	start := time.Now()
 	b.load = hostload.Take()
 	runErr := b.Start(b.program)
+	b.phases.Start = time.Since(start)
+	// The scenario's duration counts from the nodes' boot: a slow start
+	// (a busy machine) does not shorten the protocol's run.
+	ctx, cancel := context.WithTimeout(ctx, b.duration)
+	defer cancel()
 	if runErr == nil {
 		waitReal(ctx, b.World, bar)
 	}
+	b.phases.Run = time.Since(start) - b.phases.Start
 	// Stop returns a callback's panic, as waitReal saw it or later.
 	panicked := b.Stop()
 	at := time.Since(start)
@@ -135,11 +140,21 @@ func (b *realBackend) run(ctx context.Context, bar *progress, _ func(time.Durati
 		b.stopErr = b.net.stopShaper()
 	}
 	b.wall = time.Since(start)
+	b.phases.Stop = b.wall - b.phases.Start - b.phases.Run
 	b.reading = b.load.Since()
 	if panicked != nil {
 		return &Failure{Phase: phaseRealRun, Backend: "real", Virtual: at, Panic: panicked.Error(), Stack: real.PanicStack(panicked)}, b.wall, nil
 	}
 	return nil, b.wall, runErr
+}
+
+// RealPhases is how long a real run's phases took in wall-clock time: the
+// nodes' boot, the protocol's run (the scenario's duration, unless
+// interrupted) and the stop of the loops and the shaper.
+type RealPhases struct {
+	Start time.Duration `json:"start_ns"`
+	Run   time.Duration `json:"run_ns"`
+	Stop  time.Duration `json:"stop_ns"`
 }
 
 // flush returns the shaper's error on stopping, if any: the loops wrote
@@ -159,13 +174,14 @@ func (b *realBackend) network() NetworkStats {
 // wall-clock time, the timestamp sources, the topology and the shaper's
 // lateness.
 func (b *realBackend) record(_ string, _ *Manifest, s *Summary) error {
-	s.Virtual = b.wall.Seconds()
+	s.Virtual = b.phases.Run.Seconds()
 	ts := b.Stats()
 	s.Real = &RealSummary{
 		Topology: "cluster", Impairment: "none",
 		Timestamps:      ts,
 		TimestampSource: ts.Source(),
 		Rank:            b.rank,
+		Phases:          b.phases,
 	}
 	if b.net != nil {
 		s.Real.Topology, s.Real.Impairment = string(b.net.lab.Kind()), b.net.impairment

@@ -63,6 +63,8 @@ type RealSummary struct {
 	// Host is what the machine did during the run: how busy its CPUs were,
 	// steal, CPU pressure, and the CPU this run used.
 	Host hostload.Reading `json:"host"`
+	// Phases is how long the boot, the protocol's run and the stop took.
+	Phases RealPhases `json:"phases"`
 	// CPUNeed is the CPU the run was estimated to need before it started.
 	CPUNeed float64 `json:"cpu_need_estimate"`
 }
@@ -104,8 +106,8 @@ func (r *Result) Print(w io.Writer) {
 	s := r.Summary
 	fmt.Fprintf(w, "scenario %s  seed %d  backend %s  nodes %d\n", s.Scenario, s.Seed, s.Backend, s.Nodes)
 	if rs := s.Real; rs != nil {
-		fmt.Fprintf(w, "ran %.3gs in real time on %s links (impairment %s), timestamps %s\n",
-			s.Virtual, rs.Topology, rs.Impairment, rs.TimestampSource)
+		fmt.Fprintf(w, "ran %.3gs in real time (boot %s, stop %s) on %s links (impairment %s), timestamps %s\n",
+			s.Virtual, FormatNS(float64(rs.Phases.Start)), FormatNS(float64(rs.Phases.Stop)), rs.Topology, rs.Impairment, rs.TimestampSource)
 	} else {
 		fmt.Fprintf(w, "simulated %.3gs in %v wall (%s), %s events, event-log hash %s\n",
 			s.Virtual, r.Wall.Round(time.Millisecond), speed(s.Virtual, r.Wall), Count(s.Events), s.EventHash)
