@@ -20,10 +20,14 @@ const (
 	// shaperStall bounds the largest release lateness: a stall longer than
 	// this holds every link's frames.
 	shaperStall = 5 * time.Millisecond
-	// timerLateP99 bounds the nodes' timer lateness p99: beyond it the
-	// loops do not keep a probe cadence of about a millisecond, and round
-	// deadlines slip.
-	timerLateP99 = time.Millisecond
+	// timerLateP99 bounds the nodes' timer lateness p99. Its floor on
+	// an idle machine is about a millisecond: the Go runtime waits for a
+	// timer in its network poller, in whole milliseconds (p50 0.5–0.9 ms,
+	// p99 1.1–1.3 ms on this VM, TestAfterFuncAt). Periodic work is armed
+	// at its due times (world.AbsoluteTimers), so that floor does not
+	// thin the cadence, which "probe pairs short of the cadence" checks.
+	// Five times the floor means the machine kept the loops from a CPU.
+	timerLateP99 = 5 * time.Millisecond
 	// maxSteal bounds the share of CPU time the hypervisor stole.
 	maxSteal = 0.05
 	// maxPressure bounds the share of wall time in which some runnable
@@ -140,7 +144,7 @@ func (b *realBackend) judge(s *Summary) {
 	}
 	late := b.TimerLateness()
 	cs.check("node timer lateness p99", durNS(late.P99), durNS(timerLateP99), "ns",
-		fmt.Sprintf("a probe cadence of about a millisecond is kept; %s timers, max %s", Count(int64(late.Samples)), FormatNS(durNS(late.Max))))
+		fmt.Sprintf("five times the Go runtime's millisecond timer floor; %s timers, max %s", Count(int64(late.Samples)), FormatNS(durNS(late.Max))))
 	h := b.reading
 	if len(h.Unavailable) == 0 || h.CPUs > 0 {
 		cs.check("CPU steal", h.Steal, maxSteal, "share", "time the hypervisor gave this machine's CPUs to others")

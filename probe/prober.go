@@ -55,6 +55,10 @@ type Stats struct {
 	// last probe's of each window and edge does): that probe was handed
 	// over with its user-space t3.
 	T3Late int
+	// PairsMissed counts the pair slots a late tick gave up (where timers
+	// may fire late: world.AbsoluteTimers), rather than sending them in a
+	// burst.
+	PairsMissed int
 }
 
 // Prober is one node's probe sender and responder.
@@ -68,6 +72,7 @@ type Prober struct {
 	open          bool
 	round, window uint64
 	start         int64
+	due           int64 // host time the last tick was due (world.AbsoluteTimers)
 	edges         []edge
 	next          int
 	timer         world.Timer
@@ -157,6 +162,7 @@ func (p *Prober) Open(round, window uint64) int64 {
 		p.edges = append(p.edges, edge{peer: peer})
 	}
 	p.next = 0
+	p.due = p.start
 	if len(p.peers) > 0 {
 		p.timer = p.env.AfterFunc(0, p.tick)
 	}
@@ -230,7 +236,28 @@ func (p *Prober) tick() {
 		e.pairs[k].n[s] = 1
 	}
 	p.stats.PairsSent++
-	p.timer = p.env.AfterFunc(p.cadence/time.Duration(len(p.edges)), p.tick)
+	p.schedule()
+}
+
+// schedule arms the next tick, a cadence's share after the last one was
+// due. Where timers may fire late (world.AbsoluteTimers: the real backend),
+// it is armed at that due time on the host clock, so that lateness does
+// not add up over a window; a tick more than a step behind gives up the
+// slots it missed (Stats.PairsMissed) rather than sending them in a burst.
+func (p *Prober) schedule() {
+	step := p.cadence / time.Duration(len(p.edges))
+	at, ok := p.env.(world.AbsoluteTimers)
+	if !ok {
+		p.timer = p.env.AfterFunc(step, p.tick)
+		return
+	}
+	p.due += int64(step)
+	if now := int64(p.env.Host().Now()); now-p.due > int64(step) {
+		missed := (now - p.due) / int64(step)
+		p.stats.PairsMissed += int(missed)
+		p.due += missed * int64(step)
+	}
+	p.timer = at.AfterFuncAt(world.Time(p.due), p.tick)
 }
 
 func (p *Prober) receive(pkt world.Packet) {

@@ -399,6 +399,25 @@ func (n *node) AfterFunc(d time.Duration, f func()) world.Timer {
 	return t
 }
 
+// AfterFuncAt implements [world.AbsoluteTimers]: f runs once the host
+// clock reads at.
+func (n *node) AfterFuncAt(at world.Time, f func()) world.Timer {
+	now := n.w.base.now()
+	c := n.clock
+	c.mu.Lock()
+	due := c.model.TrueTime(int64(at), now)
+	c.mu.Unlock()
+	if due <= now {
+		return n.AfterFunc(0, f)
+	}
+	q := &n.timers
+	q.seq++
+	t := &timer{seq: q.seq, f: f, at: due}
+	q.push(t)
+	n.arm()
+	return t
+}
+
 // arm points the runtime timer at the earliest pending timer.
 func (n *node) arm() {
 	q := &n.timers

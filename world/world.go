@@ -106,6 +106,18 @@ func (s TxSource) String() string {
 	return fmt.Sprintf("TxSource(%d)", uint8(s))
 }
 
+// AbsoluteTimers is implemented by an [Env] whose timers may fire late
+// (the real backend's: a busy machine delays its loops). A periodic task
+// there schedules each period at its due time on the host clock, so that
+// lateness does not add up from one period to the next. An Env that does
+// not implement it (the simulator's) fires every timer on time, where
+// AfterFunc from the callback is the same thing.
+type AbsoluteTimers interface {
+	// AfterFuncAt runs f on the node's event loop once the node's host
+	// clock reads at; an at already past runs f as soon as possible.
+	AfterFuncAt(at Time, f func()) Timer
+}
+
 // SourcedSender is implemented by a [PacketConn] whose transmit timestamps
 // can fall back to a user-space reading (the real backend's). A PacketConn
 // that does not implement it (the simulator's) has no send path: a datagram
