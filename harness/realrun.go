@@ -399,13 +399,7 @@ func (n *Network) stats(w *real.World) NetworkStats {
 		return out
 	}
 	for _, st := range n.shaper.Stats() {
-		out.Packets += st.Sent
-		out.Delivered += st.Delivered
-		out.Lost += st.Lost
-		out.QueueDrops += st.QueueDropped
-		out.Duplicated += st.Duplicated
-		out.Corrupted += st.Corrupted
-		out.Reordered += st.Reordered
+		out.add(st.Stats)
 	}
 	if out.Lost > 0 {
 		out.Dropped["loss"] = out.Lost

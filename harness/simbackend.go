@@ -105,13 +105,7 @@ func (b *simBackend) network() NetworkStats {
 			if !ok {
 				continue
 			}
-			n.Packets += st.Sent
-			n.Delivered += st.Delivered
-			n.Lost += st.Lost
-			n.QueueDrops += st.QueueDropped
-			n.Duplicated += st.Duplicated
-			n.Corrupted += st.Corrupted
-			n.Reordered += st.Reordered
+			n.add(st)
 		}
 	}
 	return n

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chronosync/chronosync/analysis/stats"
+	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/real"
 	"github.com/chronosync/chronosync/real/hostload"
 )
@@ -81,6 +82,17 @@ type NetworkStats struct {
 	// Dropped counts datagrams not delivered, by reason, whether the link
 	// model or the world (partition, crashed node, ...) dropped them.
 	Dropped map[string]uint64 `json:"dropped"`
+}
+
+// add adds one directed link's counters, as the link model keeps them.
+func (n *NetworkStats) add(st netem.Stats) {
+	n.Packets += st.Sent
+	n.Delivered += st.Delivered
+	n.Lost += st.Lost
+	n.QueueDrops += st.QueueDropped
+	n.Duplicated += st.Duplicated
+	n.Corrupted += st.Corrupted
+	n.Reordered += st.Reordered
 }
 
 // PingSummary is the outcome of the ping exchange.

@@ -381,15 +381,16 @@ func (d *decoder) ints(n *yaml.Node, path string) ([]int, bool) {
 func nearest(k string, allowed []string) string {
 	best, bestDist := "", 3
 	for _, a := range allowed {
-		if d := editDistance(k, a); d < bestDist && 2*d < len(k) {
+		if d := EditDistance(k, a); d < bestDist && 2*d < len(k) {
 			best, bestDist = a, d
 		}
 	}
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, in bytes: what
+// makes a misspelt key or scenario name a near match.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

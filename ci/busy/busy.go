@@ -18,14 +18,12 @@
 package busy
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/chronosync/chronosync/ci/needs"
+	"github.com/chronosync/chronosync/real/hostload"
 )
 
 // MaxShare is the busy share of CPU time from which the machine counts as
@@ -40,13 +38,13 @@ const MaxShare = 0.9
 // Meter measures the machine's CPU time from Start to each Reading.
 type Meter struct {
 	start time.Time
-	first cpuTimes
+	first hostload.CPUTimes
 	err   error // why /proc/stat could not be read at Start
 }
 
 // Start starts a Meter.
 func Start() *Meter {
-	first, err := readStat()
+	first, err := hostload.ReadCPUTimes()
 	return &Meter{start: time.Now(), first: first, err: err}
 }
 
@@ -64,17 +62,18 @@ func (m *Meter) Reading() Reading {
 	if m.err != nil {
 		return r
 	}
-	now, err := readStat()
+	now, err := hostload.ReadCPUTimes()
 	if err != nil {
 		r.Err = err
 		return r
 	}
-	busy, total := now.busy-m.first.busy, now.total-m.first.total
+	busy := now.Busy - m.first.Busy
+	total := busy + now.Idle - m.first.Idle
 	if total <= 0 {
 		r.Err = fmt.Errorf("no CPU time accounted in %v", r.Span)
 		return r
 	}
-	r.CPUs, r.Share = now.cpus, float64(busy)/float64(total)
+	r.CPUs, r.Share = now.CPUs, float64(busy)/float64(total)
 	return r
 }
 
@@ -103,55 +102,4 @@ func (m *Meter) SkipIfBusy(t testing.TB, what string) {
 		return
 	}
 	t.Logf("machine not busy: %s", r)
-}
-
-// cpuTimes are the counters of /proc/stat's cpu line, in USER_HZ ticks,
-// summed over the CPUs.
-type cpuTimes struct {
-	busy, total int64
-	cpus        int
-}
-
-func readStat() (cpuTimes, error) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return cpuTimes{}, err
-	}
-	return parseStat(b)
-}
-
-// parseStat reads the cpu line (user nice system idle iowait irq softirq
-// steal guest guest_nice; guest time is counted in user already) and counts
-// the cpuN lines.
-func parseStat(b []byte) (cpuTimes, error) {
-	var c cpuTimes
-	found := false
-	for line := range bytes.Lines(b) {
-		f := bytes.Fields(line)
-		switch {
-		case len(f) == 0:
-		case string(f[0]) == "cpu":
-			if len(f) < 9 {
-				return cpuTimes{}, fmt.Errorf("/proc/stat: cpu line with %d fields, want at least 9", len(f))
-			}
-			var v [8]int64
-			for i := range v {
-				n, err := strconv.ParseInt(string(f[i+1]), 10, 64)
-				if err != nil {
-					return cpuTimes{}, fmt.Errorf("/proc/stat: cpu line: %w", err)
-				}
-				v[i] = n
-			}
-			user, nice, system, idle, iowait, irq, softirq, steal := v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
-			c.busy = user + nice + system + irq + softirq + steal
-			c.total = c.busy + idle + iowait
-			found = true
-		case bytes.HasPrefix(f[0], []byte("cpu")):
-			c.cpus++
-		}
-	}
-	if !found || c.cpus == 0 {
-		return cpuTimes{}, fmt.Errorf("/proc/stat: no cpu line or no cpuN lines")
-	}
-	return c, nil
 }

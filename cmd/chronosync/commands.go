@@ -231,7 +231,7 @@ func nearNames(s string, names []string) []string {
 	var out []cand
 	lower := strings.ToLower(s)
 	for _, n := range names {
-		d := editDistance(lower, strings.ToLower(n))
+		d := scenario.EditDistance(lower, strings.ToLower(n))
 		if d <= max(1, len(s)/4) || (len(s) >= 3 && strings.Contains(n, lower)) {
 			out = append(out, cand{n, d})
 		}
@@ -242,27 +242,6 @@ func nearNames(s string, names []string) []string {
 		names = append(names, c.name)
 	}
 	return names
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // orList writes names as "a", "a or b", "a, b or c".

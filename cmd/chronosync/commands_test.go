@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/scenarios"
 )
 
@@ -42,8 +43,8 @@ func TestEditDistance(t *testing.T) {
 		{"kitten", "sitting", 3}, {"mesh8-jiter", "mesh8-jitter", 1}, {"ab", "ba", 2},
 	}
 	for _, tc := range tests {
-		if got := editDistance(tc.a, tc.b); got != tc.want {
-			t.Errorf("editDistance(%q, %q) = %d; want %d", tc.a, tc.b, got, tc.want)
+		if got := scenario.EditDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("EditDistance(%q, %q) = %d; want %d", tc.a, tc.b, got, tc.want)
 		}
 	}
 }

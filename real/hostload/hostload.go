@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"time"
 
@@ -24,9 +23,7 @@ import (
 // Sample is the kernel's counters at one moment.
 type Sample struct {
 	at         time.Time
-	busy, idle int64 // USER_HZ ticks over all CPUs (idle includes iowait)
-	steal      int64
-	cpus       int
+	cpu        CPUTimes
 	statErr    error
 	pressure   int64 // µs some task waited for a CPU (PSI "some" total)
 	psiErr     error
@@ -36,7 +33,7 @@ type Sample struct {
 // Take reads the counters now.
 func Take() Sample {
 	s := Sample{at: time.Now()}
-	s.busy, s.idle, s.steal, s.cpus, s.statErr = readStat()
+	s.cpu, s.statErr = ReadCPUTimes()
 	s.pressure, s.psiErr = readPressure()
 	s.self, s.kids = rusage(unix.RUSAGE_SELF), rusage(unix.RUSAGE_CHILDREN)
 	return s
@@ -68,12 +65,12 @@ func (s Sample) Since() Reading { return s.To(Take()) }
 
 // To returns what happened between s and the later sample e.
 func (s Sample) To(e Sample) Reading {
-	r := Reading{Span: e.at.Sub(s.at), CPUs: e.cpus, Pressure: -1}
+	r := Reading{Span: e.at.Sub(s.at), CPUs: e.cpu.CPUs, Pressure: -1}
 	if err := firstErr(s.statErr, e.statErr); err != nil {
-		r.Unavailable = append(r.Unavailable, "/proc/stat: "+err.Error())
-	} else if total := (e.busy - s.busy) + (e.idle - s.idle); total > 0 {
-		r.Busy = float64(e.busy-s.busy) / float64(total)
-		r.Steal = float64(e.steal-s.steal) / float64(total)
+		r.Unavailable = append(r.Unavailable, err.Error())
+	} else if total := (e.cpu.Busy - s.cpu.Busy) + (e.cpu.Idle - s.cpu.Idle); total > 0 {
+		r.Busy = float64(e.cpu.Busy-s.cpu.Busy) / float64(total)
+		r.Steal = float64(e.cpu.Steal-s.cpu.Steal) / float64(total)
 	}
 	if err := firstErr(s.psiErr, e.psiErr); err != nil {
 		r.Unavailable = append(r.Unavailable, "/proc/pressure/cpu: "+err.Error())
@@ -93,17 +90,27 @@ func firstErr(a, b error) error {
 	return b
 }
 
-// readStat reads /proc/stat's cpu line: user nice system idle iowait irq
-// softirq steal (guest time is already in user).
-func readStat() (busy, idle, steal int64, cpus int, err error) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0, 0, 0, err
-	}
-	return parseStat(b)
+// CPUTimes are /proc/stat's counters, in USER_HZ ticks summed over the
+// CPUs: Busy is user, nice, system, irq, softirq and steal time (guest time
+// is in user already), Idle idle and iowait time.
+type CPUTimes struct {
+	Busy, Idle, Steal int64
+	CPUs              int
 }
 
-func parseStat(b []byte) (busy, idle, steal int64, cpus int, err error) {
+// ReadCPUTimes reads /proc/stat.
+func ReadCPUTimes() (CPUTimes, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return CPUTimes{}, err
+	}
+	return ParseCPUTimes(b)
+}
+
+// ParseCPUTimes reads the text of /proc/stat: its cpu line (user nice
+// system idle iowait irq softirq steal ...) and how many cpuN lines follow.
+func ParseCPUTimes(b []byte) (CPUTimes, error) {
+	var c CPUTimes
 	found := false
 	for line := range bytes.Lines(b) {
 		f := bytes.Fields(line)
@@ -111,28 +118,27 @@ func parseStat(b []byte) (busy, idle, steal int64, cpus int, err error) {
 		case len(f) == 0:
 		case string(f[0]) == "cpu":
 			if len(f) < 9 {
-				return 0, 0, 0, 0, fmt.Errorf("cpu line with %d fields, want at least 9", len(f))
+				return CPUTimes{}, fmt.Errorf("/proc/stat: cpu line with %d fields, want at least 9", len(f))
 			}
 			var v [8]int64
 			for i := range v {
-				if v[i], err = strconv.ParseInt(string(f[i+1]), 10, 64); err != nil {
-					return 0, 0, 0, 0, fmt.Errorf("cpu line: %w", err)
+				n, err := strconv.ParseInt(string(f[i+1]), 10, 64)
+				if err != nil {
+					return CPUTimes{}, fmt.Errorf("/proc/stat: cpu line: %w", err)
 				}
+				v[i] = n
 			}
-			busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
-			idle, steal = v[3]+v[4], v[7]
+			c.Busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+			c.Idle, c.Steal = v[3]+v[4], v[7]
 			found = true
 		case bytes.HasPrefix(f[0], []byte("cpu")):
-			cpus++
+			c.CPUs++
 		}
 	}
-	if !found {
-		return 0, 0, 0, 0, fmt.Errorf("no cpu line")
+	if !found || c.CPUs == 0 {
+		return CPUTimes{}, fmt.Errorf("/proc/stat: no cpu line or no cpuN lines")
 	}
-	if cpus == 0 {
-		cpus = runtime.NumCPU()
-	}
-	return busy, idle, steal, cpus, nil
+	return c, nil
 }
 
 // readPressure reads the total of /proc/pressure/cpu's "some" line, in µs.

@@ -6,29 +6,32 @@ import (
 	"time"
 )
 
-func TestParseStat(t *testing.T) {
+func TestParseCPUTimes(t *testing.T) {
 	for _, tc := range []struct {
-		name              string
-		in                string
-		busy, idle, steal int64
-		cpus              int
-		err               string
+		name string
+		in   string
+		want CPUTimes
+		err  string
 	}{
-		{"two cpus", "cpu  10 1 5 100 4 2 3 7 0 0\ncpu0 5 0 2 50 2 1 1 3 0 0\ncpu1 5 1 3 50 2 1 2 4 0 0\nintr 1\n", 28, 104, 7, 2, ""},
-		{"short cpu line", "cpu 1 2 3\n", 0, 0, 0, 0, "fields"},
-		{"no cpu line", "intr 1\n", 0, 0, 0, 0, "no cpu line"},
-		{"not a number", "cpu 1 2 3 x 5 6 7 8\n", 0, 0, 0, 0, "cpu line"},
+		{"two cpus", "cpu  10 1 5 100 4 2 3 7 0 0\ncpu0 5 0 2 50 2 1 1 3 0 0\ncpu1 5 1 3 50 2 1 2 4 0 0\nintr 1\n", CPUTimes{Busy: 28, Idle: 104, Steal: 7, CPUs: 2}, ""},
+		{"whole file", "cpu  1000 100 400 2000 300 50 50 100 0 0\ncpu0 500 50 200 1000 150 25 25 50 0 0\ncpu1 500 50 200 1000 150 25 25 50 0 0\nintr 199292350 24 10 0 0 0\nctxt 383098045\nprocs_running 5\n",
+			CPUTimes{Busy: 1700, Idle: 2300, Steal: 100, CPUs: 2}, ""},
+		{"empty", "", CPUTimes{}, "no cpu line"},
+		{"no cpu line", "cpu0 1 2 3 4 5 6 7 8\n", CPUTimes{}, "no cpu line"},
+		{"no cpuN lines", "cpu 1 2 3 4 5 6 7 8\n", CPUTimes{}, "no cpuN lines"},
+		{"short cpu line", "cpu 1 2 3\ncpu0 1 2 3\n", CPUTimes{}, "fields"},
+		{"not a number", "cpu 1 2 3 4 5 6 7 x\ncpu0 1\n", CPUTimes{}, "cpu line"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			busy, idle, steal, cpus, err := parseStat([]byte(tc.in))
+			got, err := ParseCPUTimes([]byte(tc.in))
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want one containing %q", err, tc.err)
 				}
 				return
 			}
-			if err != nil || busy != tc.busy || idle != tc.idle || steal != tc.steal || cpus != tc.cpus {
-				t.Errorf("got %d %d %d %d %v, want %d %d %d %d", busy, idle, steal, cpus, err, tc.busy, tc.idle, tc.steal, tc.cpus)
+			if err != nil || got != tc.want {
+				t.Errorf("got %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
 	}
