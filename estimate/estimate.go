@@ -66,11 +66,14 @@ const (
 	PurityOff Purity = "off"
 )
 
+// DefaultStepThreshold is the smallest clock step looked for when
+// Options.StepThreshold is 0.
+const DefaultStepThreshold = time.Millisecond
+
 // Defaults applied to zero Options fields.
 const (
 	defaultPureThreshold = time.Microsecond
 	defaultMinPairs      = 10
-	defaultStepThreshold = time.Millisecond
 )
 
 // Options configures Estimate. The zero value of every field but Kind selects
@@ -186,7 +189,7 @@ func (o Options) config() (config, error) {
 		return c, fmt.Errorf("estimate: MinPairs %d is below 2", o.MinPairs)
 	}
 	if c.stepTh == 0 {
-		c.stepTh = int64(defaultStepThreshold)
+		c.stepTh = int64(DefaultStepThreshold)
 	}
 	return c, nil
 }

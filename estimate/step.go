@@ -18,7 +18,9 @@ import (
 // delay does not share it: the median z of the next stepWindow probes (at
 // least stepMinAfter of them) differs from the median z of the previous
 // stepWindow probes (since the last step) by more than the threshold, and
-// the median round-trip delay moved by less than half as much. One-sided
+// the median round-trip delay moved by less than half as much; within
+// stepMinAfter probes of the window's end, every probe after it must also
+// be off by more than the threshold on the same side. One-sided
 // queueing that lifts z by q/2 lifts the round-trip delay by q, so it is
 // never taken for a step; spikes shorter than half the window are outvoted
 // by the medians. After the last step, up to stepClean probes in flight
@@ -69,13 +71,14 @@ func detectStep(s []sample, pairs []pair, th float64) stepCut {
 		}
 		copy(back[1:], back[:stepLookBack-1])
 		back[0] = zi
-		if jump <= th || n-i < stepMinAfter {
+		if jump <= th {
 			continue
 		}
 		lo, hi := max(last, i-stepWindow), min(n, i+stepWindow)
-		dz := medianOf(z, i, hi) - medianOf(z, lo, i)
+		preZ := medianOf(z, lo, i)
+		dz := medianOf(z, i, hi) - preZ
 		drtt := medianOf(rtt, i, hi) - medianOf(rtt, lo, i)
-		if math.Abs(dz) > th && math.Abs(drtt) < math.Abs(dz)/2 {
+		if math.Abs(dz) > th && math.Abs(drtt) < math.Abs(dz)/2 && (n-i >= stepMinAfter || allBeyond(z, i, n, preZ, dz, th)) {
 			prev, last, found, step = last, i, i, true
 		}
 	}
@@ -113,6 +116,19 @@ func detectStep(s []sample, pairs []pair, th float64) stepCut {
 	}
 	c.preTo = max(c.preFrom, min(c.preTo, c.cut))
 	return c
+}
+
+// allBeyond reports whether every f(i) for i in [lo, hi) lies more than
+// th from ref, on the side of dz: a step in a window's last few probes
+// (fewer than stepMinAfter after it) counts only when every one of them
+// shows it, so that no single outlier at a window's end is taken for one.
+func allBeyond(f func(int) float64, lo, hi int, ref, dz, th float64) bool {
+	for i := lo; i < hi; i++ {
+		if d := f(i) - ref; math.Abs(d) <= th || (d > 0) != (dz > 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // medianOf returns the median of f(i) for i in [lo, hi), at most

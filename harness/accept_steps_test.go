@@ -17,8 +17,9 @@ import (
 )
 
 // train8Step is train4's workload on 8 nodes with one clock step: by on
-// node at 11s, inside round 6's window while the training runs.
-func train8Step(t *testing.T, node int, by time.Duration) *scenario.Scenario {
+// node at at (11s is inside round 6's window while the training runs;
+// 12s is where its 2s windows meet).
+func train8Step(t *testing.T, node int, by, at time.Duration) *scenario.Scenario {
 	t.Helper()
 	b, err := fs.ReadFile(scenarios.FS(), "train4.yaml")
 	if err != nil {
@@ -26,7 +27,7 @@ func train8Step(t *testing.T, node int, by time.Duration) *scenario.Scenario {
 	}
 	yml := strings.Replace(string(b), "\nnodes: 4\n", "\nnodes: 8\n", 1)
 	yml = strings.Replace(yml, "name: train4", fmt.Sprintf("name: train8-step-node%d", node), 1)
-	yml += fmt.Sprintf("faults:\n  - {at: 11s, kind: clock_step, node: %d, by: %v}\n", node, by)
+	yml += fmt.Sprintf("faults:\n  - {at: %v, kind: clock_step, node: %d, by: %v}\n", at, node, by)
 	sc, err := scenario.Parse("train8-step.yaml", []byte(yml))
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +51,7 @@ func acceptSteps(t *testing.T) []stepFigures {
 		by   time.Duration
 	}{{5, 2 * time.Millisecond}, {5, -2 * time.Millisecond}, {0, 2 * time.Millisecond}} {
 		t.Run(fmt.Sprintf("node%d%+v", tc.node, tc.by), func(t *testing.T) {
-			sc := train8Step(t, tc.node, tc.by)
+			sc := train8Step(t, tc.node, tc.by, 11*time.Second)
 			dir := filepath.Join(t.TempDir(), "run")
 			res, err := Run(sc, Options{Out: dir, NoEventLog: true})
 			if err != nil {

@@ -102,7 +102,7 @@ func estimateOne(blocks []probelog.Block, cfg rounds.Config, k estimate.Kind, tr
 	var times []float64
 	rs := rounds.Reports(blocks, eo)
 	r.Rounds = len(rs)
-	solver := rounds.NewSolver(nodes, int(cfg.Reference), cfg.GraphCalc)
+	solver := rounds.NewSolver(nodes, int(cfg.Reference), cfg.GraphCalc, cfg.Estimate.StepThreshold)
 	for i := range rs {
 		start := time.Now()
 		rs[i].Solve(solver)

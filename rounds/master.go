@@ -44,7 +44,7 @@ func newMaster(n *Node) (*master, error) {
 	for i, v := range n.cfg.Nodes {
 		nodes[i] = int(v)
 	}
-	m.solver = NewSolver(nodes, int(n.cfg.Reference), n.cfg.GraphCalc)
+	m.solver = NewSolver(nodes, int(n.cfg.Reference), n.cfg.GraphCalc, n.cfg.Estimate.StepThreshold)
 	if _, err := n.env.Listen(Port, masterConn{m}); err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ type OfflineRound struct {
 // report. It is [Reports] followed by [OfflineRound.Solve] on each round.
 func Offline(blocks []probelog.Block, nodes []int, ref int, eo estimate.Options, gc graphcalc.Options) []OfflineRound {
 	out := Reports(blocks, eo)
-	s := NewSolver(nodes, ref, gc)
+	s := NewSolver(nodes, ref, gc, eo.StepThreshold)
 	for i := range out {
 		out[i].Solve(s)
 	}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/analysis/stats"
+	"github.com/chronosync/chronosync/estimate"
 	"github.com/chronosync/chronosync/graphcalc"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 )
@@ -34,6 +36,13 @@ type Solver struct {
 	ambiguity float64
 	// notes say what the last round's solution could not settle.
 	notes []string
+	// last is the last round solved and its models (after its steps), to
+	// find a step that fell between its window and the next (see
+	// boundarySteps); stepFloor is the smallest such step, ns (0: none
+	// is looked for).
+	last      uint64
+	lastSum   *graphcalc.RoundSummary
+	stepFloor float64
 }
 
 // Notes returns what the last Solve could not settle (an unattributable
@@ -41,9 +50,18 @@ type Solver struct {
 func (s *Solver) Notes() []string { return s.notes }
 
 // NewSolver solves rounds over the probe graph's nodes against reference
-// ref.
-func NewSolver(nodes []int, ref int, o graphcalc.Options) *Solver {
-	return &Solver{nodes: slices.Clone(nodes), ref: ref, o: o}
+// ref. stepTh is the smallest clock step the estimator looks for inside a
+// window (estimate.Options.StepThreshold: 0 means its default, negative
+// none); the Solver looks for steps as large between two windows.
+func NewSolver(nodes []int, ref int, o graphcalc.Options, stepTh time.Duration) *Solver {
+	s := &Solver{nodes: slices.Clone(nodes), ref: ref, o: o}
+	switch {
+	case stepTh == 0:
+		s.stepFloor = float64(estimate.DefaultStepThreshold)
+	case stepTh > 0:
+		s.stepFloor = float64(stepTh)
+	}
+	return s
 }
 
 // errNoReference is returned when the reference node did not report: its
@@ -93,21 +111,38 @@ func (s *Solver) Solve(round uint64, reports []*syncpb.NodeWindowData) (*graphca
 	before := func(m graphcalc.Model) graphcalc.Model { return m }
 	var steps map[int]offsets.Step
 	carried, ambiguity := s.carried, s.ambiguity
+	var psum *graphcalc.RoundSummary
+	var boundary bool
 	if hasStep(reports) {
 		_, pre, _ := s.input(round, reports, true)
 		pre.Origin = post.Origin
-		if psum, perr := graphcalc.Solve(pre, s.o); perr == nil || errors.As(perr, &disc) {
-			var gauge float64
-			steps, gauge = s.steps(sum, psum, reports)
-			if len(steps) > 0 {
-				s.carried -= gauge // the reference's step
-				before = func(m graphcalc.Model) graphcalc.Model {
-					if mp, ok := psum.Model(m.Node); ok {
-						return mp
-					}
-					m.U -= m.Rate * gauge // against the reference's clock before its step
-					return m
+		if p, perr := graphcalc.Solve(pre, s.o); perr == nil || errors.As(perr, &disc) {
+			psum = p
+		}
+	} else if s.lastSum != nil && s.last+1 == round && s.stepFloor > 0 {
+		psum, boundary = s.extrapolate(s.lastSum, post.Origin), true
+	}
+	if psum != nil {
+		var gauge float64
+		steps, gauge = s.steps(sum, psum, reports, boundary)
+		switch {
+		case len(steps) == 0:
+		case boundary:
+			// This round's models are after the steps: each is moved back
+			// by its own step and the reference's.
+			s.carried -= gauge
+			before = func(m graphcalc.Model) graphcalc.Model {
+				m.U -= m.Rate*gauge + steps[m.Node].SizeNS
+				return m
+			}
+		default:
+			s.carried -= gauge // the reference's step
+			before = func(m graphcalc.Model) graphcalc.Model {
+				if mp, ok := psum.Model(m.Node); ok {
+					return mp
 				}
+				m.U -= m.Rate * gauge // against the reference's clock before its step
+				return m
 			}
 		}
 	}
@@ -115,15 +150,47 @@ func (s *Solver) Solve(round uint64, reports []*syncpb.NodeWindowData) (*graphca
 	for _, m := range sum.Nodes {
 		rec := s.record(round, rd, byNode[m.Node], before(m), carried)
 		if st, ok := steps[m.Node]; ok {
+			if boundary {
+				st = s.atStart(st, rec)
+			}
 			rec.Steps = []offsets.Step{inWindow(st, rec)}
 		}
-		if m.Node != s.ref {
-			rec.UncertaintyNS = math.Hypot(rec.UncertaintyNS, ambiguity)
-		}
+		// Global time itself is uncertain after an unattributed step, the
+		// reference's clock included.
+		rec.UncertaintyNS = math.Hypot(rec.UncertaintyNS, ambiguity)
 		offs = append(offs, rec)
 	}
 	s.addModelError(round, offs)
+	s.last, s.lastSum = round, sum
 	return sum, offs, recs, err
+}
+
+// extrapolate carries the models of sum (the last round's, after its
+// steps) forward to the reference's reading origin, their uncertainties
+// grown by their rates' over the distance and by the model error seen so
+// far: what this round's models would be had no clock stepped since.
+func (s *Solver) extrapolate(sum *graphcalc.RoundSummary, origin int64) *graphcalc.RoundSummary {
+	me := modelError(s.mismatch)
+	out := &graphcalc.RoundSummary{Nodes: make([]graphcalc.Model, len(sum.Nodes))}
+	for i, m := range sum.Nodes {
+		dt := float64(origin - m.Origin)
+		m.U += (m.Rate - 1) * dt
+		m.Sigma = math.Sqrt(m.Sigma*m.Sigma + m.RateSigma*dt*m.RateSigma*dt + me*me)
+		m.Origin = origin
+		out.Nodes[i] = m
+	}
+	return out
+}
+
+// atStart places a step found between two windows at the start of rec's
+// window, bracketed back to the end of the node's last window (where the
+// last round's record says it ended): no probe saw it in between.
+func (s *Solver) atStart(st offsets.Step, rec offsets.Offset) offsets.Step {
+	st.AtNS = rec.WindowStartNS
+	if p, ok := s.prev[rec.NodeID]; ok && p.WindowEndNS < rec.WindowStartNS {
+		st.AtUncertaintyNS = float64(rec.WindowStartNS - p.WindowEndNS)
+	}
+	return st
 }
 
 // record is node m's offsets.jsonl record: the model m (against the
@@ -223,7 +290,11 @@ const stepSigmas = 5
 // step, so the median of Δ_k/r_k is −s_r; a node is taken to have stepped
 // by Δ_k + r_k·s_r when that is beyond stepSigmas of its uncertainty (that
 // of Δ_k and of the median, taken as a typical Δ's). See Solve.
-func (s *Solver) steps(post, pre *graphcalc.RoundSummary, reports []*syncpb.NodeWindowData) (map[int]offsets.Step, float64) {
+//
+// With boundary, pre is the last round's models carried forward (see
+// extrapolate) and no edge reported a step: a difference is a step only
+// when it is also beyond the Solver's step floor, and no edge brackets it.
+func (s *Solver) steps(post, pre *graphcalc.RoundSummary, reports []*syncpb.NodeWindowData, boundary bool) (map[int]offsets.Step, float64) {
 	type diff struct {
 		node     int
 		d, sigma float64
@@ -261,9 +332,10 @@ func (s *Solver) steps(post, pre *graphcalc.RoundSummary, reports []*syncpb.Node
 		gauge = 0 // by convention the reference did not step
 	}
 	out := map[int]offsets.Step{}
+	var doubt float64 // the unattributed steps' sizes, in quadrature
 	for _, d := range ds {
 		size, sigma := d.d-d.rate*gauge, math.Hypot(d.sigma, gsigma)
-		if math.Abs(size) <= stepSigmas*sigma {
+		if math.Abs(size) <= stepSigmas*sigma || (boundary && math.Abs(size) < s.stepFloor) {
 			continue
 		}
 		st := offsets.Step{SizeNS: size, SizeUncertaintyNS: sigma}
@@ -272,12 +344,30 @@ func (s *Solver) steps(post, pre *graphcalc.RoundSummary, reports []*syncpb.Node
 			// time, which runs on the reference's clock, moved by it.
 			st.SizeUncertaintyNS = math.Hypot(sigma, size)
 			s.ambiguity = math.Hypot(s.ambiguity, size)
+			doubt = math.Hypot(doubt, size)
 			s.notes = append(s.notes, fmt.Sprintf("node %d and the reference moved %.0f ns apart (a clock step), and too few nodes say which of them stepped: global time after it is uncertain by that much", d.node, size))
 		}
-		st.AtNS, st.AtUncertaintyNS = s.stepTime(d.node, pre, post, reports)
+		if !boundary {
+			st.AtNS, st.AtUncertaintyNS = s.stepTime(d.node, pre, post, reports)
+			if ambiguous {
+				// The edges' brackets are mapped to the reference's clock
+				// as though node had stepped; had the reference, its
+				// readings after the step would be off by the size.
+				st.AtUncertaintyNS += math.Abs(size)
+			}
+		}
 		out[d.node] = st
 	}
-	if _, ok := out[s.ref]; !ok {
+	if _, ok := out[s.ref]; !ok && doubt > 0 {
+		// The reference may as well have stepped: from then on its own
+		// record is uncertain by as much, with no size to correct.
+		st := offsets.Step{SizeUncertaintyNS: doubt}
+		if !boundary {
+			st.AtNS, st.AtUncertaintyNS = s.stepTime(s.ref, pre, post, reports)
+			st.AtUncertaintyNS += doubt
+		}
+		out[s.ref] = st
+	} else if !ok {
 		gauge = 0
 	}
 	return out, gauge

@@ -51,11 +51,10 @@ type Node struct {
 	off, drift, unc float64 // OffsetNS, DriftPPM·1e-6 and UncertaintyNS²
 	du, mid         float64 // DriftUncertaintyPPM·1e-6 and the window's middle
 	windowStart     int64
-	// The node's host clock steps (from its records; see StepsOf), where
-	// each came from, and cum[k], the sum of the first k sizes.
+	// The node's host clock steps (from its records; see StepsOf) and
+	// where each came from.
 	steps []HostStep
 	refs  []stepRef
-	cum   []float64
 	// rec is the model of the last lookup when its window holds a step
 	// (then nothing is cached), and first the index in steps of its first.
 	rec   *offsets.Offset
@@ -74,16 +73,12 @@ type Node struct {
 func NewNode(id int, snaps *Snapshots, offs *offsets.Index) *Node {
 	n := &Node{id: id, snaps: snaps, offs: offs}
 	n.steps, n.refs = stepsOf(offs, id)
-	n.cum = make([]float64, len(n.steps)+1)
-	for k, st := range n.steps {
-		n.cum[k+1] = n.cum[k] + math.Round(st.Size)
-	}
 	return n
 }
 
 // stepAware reports whether the snapshot mapping places the host clock's
-// steps on the tracer clock.
-func (n *Node) stepAware() bool { return n.snaps != nil && len(n.snaps.steps) > 0 }
+// recorded steps on the tracer clock.
+func (n *Node) stepAware() bool { return n.snaps != nil && len(n.steps) > 0 && len(n.snaps.steps) > 0 }
 
 // Align maps a tracer reading r to global time. A Node is not safe for
 // concurrent use (it remembers its last window).
@@ -126,11 +121,13 @@ func (n *Node) align(r int64) reading {
 	a := reading{global: r, unc: -1}
 	if n.snaps != nil {
 		a.global, a.q, a.flags = n.snaps.toHostQ(r, &n.seg)
-		if n.stepAware() {
+		if len(n.snaps.steps) > 0 {
 			// The mapping is of the unbroken host clock: put back the
 			// steps the reading came after, as the clock read.
-			a.steps = n.snaps.stepsBefore(r)
-			a.global += int64(n.cum[min(a.steps, len(n.cum)-1)])
+			var shift, doubt float64
+			a.steps, shift, doubt = n.snaps.stepsBefore(r)
+			a.global += int64(shift)
+			a.q += doubt
 		}
 	}
 	s := a.global

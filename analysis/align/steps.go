@@ -16,6 +16,9 @@ import (
 type HostStep struct {
 	At   int64
 	Size float64
+	// AtSigma is how far from At it may have been, ns (the records'
+	// at_uncertainty_ns).
+	AtSigma float64
 }
 
 // stepRef is where a HostStep came from: the record (by round and window
@@ -41,7 +44,7 @@ func stepsOf(ix *offsets.Index, node int) ([]HostStep, []stepRef) {
 	var refs []stepRef
 	for _, o := range ix.Records(node) {
 		for k, s := range o.Steps {
-			steps = append(steps, HostStep{At: s.AtNS, Size: s.SizeNS})
+			steps = append(steps, HostStep{At: s.AtNS, Size: s.SizeNS, AtSigma: s.AtUncertaintyNS})
 			refs = append(refs, stepRef{o.RoundID, o.WindowStartNS, k})
 		}
 	}
@@ -49,11 +52,24 @@ func stepsOf(ix *offsets.Index, node int) ([]HostStep, []stepRef) {
 }
 
 // tracerStep is a HostStep placed on the tracer clock: readings at or
-// after r were taken after it.
+// after r were taken after it. A step the records do not carry (found in
+// the pairs themselves, see unrecorded) is not recorded, and a reading
+// in (lo, hi) may lie on either side of it; for a recorded one, (lo, hi)
+// is where its records place it.
 type tracerStep struct {
-	r    int64
-	size float64
+	r        int64
+	size     float64
+	recorded bool
+	lo, hi   int64
 }
+
+// unrecordedStep is the smallest jump of the host clock against the
+// tracer clock between two successive pairs that is taken for a step the
+// records do not carry, ns: half the smallest step the estimator looks
+// for by default (estimate.DefaultStepThreshold), far above a pair's
+// noise (ns to µs) and above what a rate differing from the pairs'
+// median by 100 ppm moves S over a 4 s sampling period.
+const unrecordedStep = 500_000
 
 // NewSnapshotsStepped is NewSnapshots for a host clock that stepped:
 // pairs read after a step have their S taken back by its size, so that
@@ -66,10 +82,13 @@ type tracerStep struct {
 // between the two, the pairs after the one chord of successive pairs
 // whose S advanced by Size more than the clocks' usual rate says. The
 // step's R is where the unbroken mapping reads At before the step.
+//
+// A step the records do not carry is found in the pairs: a chord whose S
+// advanced by more than unrecordedStep beyond the usual rate (the records
+// may put a step on another node when too few nodes say which stepped, or
+// miss one between two snapshots of a burst). It is taken out and added
+// back like the others, placed halfway between the two pairs.
 func NewSnapshotsStepped(pairs []Pair, burstGap int64, steps []HostStep) (*Snapshots, error) {
-	if len(steps) == 0 {
-		return NewSnapshots(pairs, burstGap)
-	}
 	if len(pairs) < 2 {
 		return nil, fmt.Errorf("%w: %d pairs, need at least 2", ErrSnapshots, len(pairs))
 	}
@@ -90,15 +109,65 @@ func NewSnapshotsStepped(pairs []Pair, burstGap int64, steps []HostStep) (*Snaps
 			p[i].Sys -= size
 		}
 		at := float64(st.At) - cum // on the unbroken clock
-		placed = append(placed, tracerStep{r: tracerAt(p, b, at, rate), size: st.Size})
+		r := tracerAt(p, b, at, rate)
+		u := int64(st.AtSigma / rate)
+		placed = append(placed, tracerStep{r: r, size: st.Size, recorded: true, lo: r - u, hi: r + u})
 		cum += float64(size)
 	}
+	placed = append(placed, unrecorded(p, rate, placed)...)
+	if len(placed) == 0 {
+		return NewSnapshots(pairs, burstGap)
+	}
+	slices.SortStableFunc(placed, func(a, b tracerStep) int { return cmp.Compare(a.r, b.r) })
 	m, err := NewSnapshots(p, burstGap)
 	if err != nil {
-		return nil, fmt.Errorf("%w (after taking out %d host clock steps)", err, len(steps))
+		return nil, fmt.Errorf("%w (after taking out %d host clock steps)", err, len(placed))
 	}
 	m.steps = placed
 	return m, nil
+}
+
+// unrecorded finds the steps left in p (sorted by R, recorded steps
+// taken out), takes them out of p and returns them placed on the tracer
+// clock: where a recorded step's time (within its uncertainty) lies
+// between the two pairs (the records knew when, not by how much: one that
+// may have been this node's or another's), at its place, doubtful over
+// where the two overlap; else halfway, doubtful between the pairs.
+func unrecorded(p []Pair, rate float64, recorded []tracerStep) []tracerStep {
+	var out []tracerStep
+	for b := 1; b < len(p); b++ {
+		excess := diff(p[b].Sys, p[b-1].Sys) - rate*diff(p[b].Tracer, p[b-1].Tracer)
+		if math.Abs(excess) <= unrecordedStep {
+			continue
+		}
+		size := int64(math.Round(excess))
+		for i := b; i < len(p); i++ {
+			p[i].Sys -= size
+		}
+		lo, hi := p[b-1].Tracer, p[b].Tracer
+		st := tracerStep{r: lo + (hi-lo)/2 + 1, size: float64(size), lo: lo, hi: hi}
+		for _, rs := range recorded {
+			if rs.hi > lo && rs.lo <= hi {
+				st.lo, st.hi = max(lo, rs.lo), min(hi, rs.hi)
+				st.r = max(lo+1, min(hi, rs.r))
+				break
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Steps returns the host clock steps found in the pairs that the records
+// did not carry (see NewSnapshotsStepped).
+func (m *Snapshots) Steps() int {
+	n := 0
+	for _, s := range m.steps {
+		if !s.recorded {
+			n++
+		}
+	}
+	return n
 }
 
 // typicalRate is the median dS/dR of the chords of successive pairs: a
@@ -155,15 +224,23 @@ func tracerAt(p []Pair, b int, at, rate float64) int64 {
 	return int64(math.Round(r))
 }
 
-// stepsBefore counts the steps placed on the tracer clock that reading r
-// comes after.
-func (m *Snapshots) stepsBefore(r int64) int {
-	n := 0
+// stepsBefore counts the recorded steps placed on the tracer clock that
+// reading r comes after, and returns the sum of the (whole ns) sizes of
+// every step it comes after, and the variance of a reading that may lie
+// on either side of an unrecorded step (the two pairs around it do not say
+// when it fell), ns².
+func (m *Snapshots) stepsBefore(r int64) (recorded int, shift, doubt float64) {
 	for _, s := range m.steps {
-		if r < s.r {
-			break
+		if !s.recorded && r > s.lo && r < s.hi {
+			doubt += s.size * s.size
 		}
-		n++
+		if r < s.r {
+			continue
+		}
+		shift += math.Round(s.size)
+		if s.recorded {
+			recorded++
+		}
 	}
-	return n
+	return recorded, shift, doubt
 }

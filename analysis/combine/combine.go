@@ -523,6 +523,7 @@ func (c *combiner) snapshots(in Input, md *NodeMetadata) (*align.Snapshots, erro
 	md.Snapshots, md.SnapshotPairs, md.SnapshotSamples = c.rel(in.Snapshots), snaps.Len(), snaps.Samples()
 	md.SamplingPeriodNS, md.SnapshotsTaken, md.MissingSnapshots = sp.SamplingPeriodNs, sp.SnapshotsTaken, sp.MissedDeadline
 	md.SnapshotResidualNS = snaps.PairSigma()
+	md.UnrecordedHostSteps = snaps.Steps()
 	return snaps, nil
 }
 

@@ -50,8 +50,12 @@ type NodeMetadata struct {
 	// HostSteps counts the steps of the node's host clock its offsets
 	// record: the snapshot mapping, where there is one, runs through them
 	// (see align.NewSnapshotsStepped).
-	HostSteps     int `json:"host_steps,omitempty"`
-	OffsetWindows int `json:"offset_windows"`
+	HostSteps int `json:"host_steps,omitempty"`
+	// UnrecordedHostSteps counts the host clock steps the snapshot pairs
+	// show that the offsets do not put on this node (an ambiguous step
+	// put on another node): the mapping runs through them as well.
+	UnrecordedHostSteps int `json:"unrecorded_host_steps,omitempty"`
+	OffsetWindows       int `json:"offset_windows"`
 	// MaxCorrectionNS is the largest |aligned − raw| over the node's
 	// events; ClockSkewNS the correction at its first event.
 	MaxCorrectionNS int64 `json:"max_correction_ns"`
