@@ -97,6 +97,15 @@ type Options struct {
 	// StepThreshold is the smallest midpoint offset jump treated as a clock
 	// step; 0 means 1ms, negative disables step detection.
 	StepThreshold time.Duration
+	// TimestampSigma is a systematic error of the timestamps themselves
+	// that no spread of the probes shows (where in the stack a kernel
+	// takes them, on each side); UserT3Sigma how far a responder's
+	// user-space t3 reading may lie from when its reply left. Estimate
+	// ignores both; rounds.FitEdge adds TimestampSigma, and UserT3Sigma
+	// times the share of a window's probes whose t3 is such a reading, in
+	// quadrature to each fit's AsymSigma and Sigma. 0 for the simulator,
+	// whose timestamps are what its clocks read.
+	TimestampSigma, UserT3Sigma time.Duration
 }
 
 // Fit is the fitted model of one edge over one window: the dst clock minus

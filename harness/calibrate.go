@@ -38,7 +38,7 @@ func Calibrate(dir string) (*CalibrationResult, error) {
 	}
 	_, truth, err := groundtruth.Read(filepath.Join(dir, FileTruth))
 	if err != nil {
-		return nil, fmt.Errorf("calibrate %s: no ground truth (only simulated runs record truth.jsonl; calibrate a run made with --backend=sim): %w", dir, err)
+		return nil, fmt.Errorf("calibrate %s: no ground truth (simulated runs and real runs on one host record truth.jsonl; a cluster rank records its own node's only): %w", dir, err)
 	}
 	from := uint64(sc.Protocol.Sync.ConvergedFrom)
 	return &CalibrationResult{

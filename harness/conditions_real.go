@@ -4,9 +4,11 @@ package harness
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"time"
 
+	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/scenario"
 )
 
@@ -185,6 +187,7 @@ func (b *realBackend) judge(s *Summary) {
 		cs.check("node-rounds missing", float64(missing), 0, "",
 			fmt.Sprintf("every node reports in every one of the %d rounds; the scenario schedules no fault", sy.Rounds))
 	}
+	judgeTrust(&cs, s)
 	s.Conditions, s.Status = cs, cs.status()
 }
 
@@ -215,4 +218,31 @@ func (b *realBackend) judgeShaper(cs *conditions) {
 	cs.check("shaper release lateness p99, link "+worstName, durNS(worst), durNS(worstBound), "ns",
 		fmt.Sprintf("a tenth of the link's delay, or %s without one; the link furthest over", FormatNS(durNS(shaperLateFloor))))
 	cs.check("shaper largest release lateness", durNS(stall), durNS(shaperStall), "ns", "a stall that holds every link's frames")
+}
+
+// judgeTrust checks the run's figures against its ground truth: the sync
+// protocol's node-round errors against the σ it reported, the ping
+// exchanges' against half their round trip. A real run on one host knows
+// its truth (the clocks it injected); one that did not honour its σ says
+// so rather than print figures that read as trustworthy.
+func judgeTrust(cs *conditions, s *Summary) {
+	// 1 − Target, worked out as the shares are (a constant's exact
+	// 0.01 would not equal 1 − 0.99 at run time).
+	target := groundtruth.Target
+	bound := 1 - target
+	if sy := s.Sync; sy != nil {
+		if c := sy.Calibration; c != nil && c.Points > 0 {
+			worst := ""
+			if len(c.Worst) > 0 {
+				worst = fmt.Sprintf(" (%.1f ns off at σ %.1f ns)", math.Abs(c.Worst[0].ErrorNS), c.Worst[0].SigmaNS)
+			}
+			cs.check("node-round errors beyond 3 reported σ", 1-c.Within3, bound, "share",
+				fmt.Sprintf("%s points against the injected clocks, worst %.1f σ%s: a reported σ must contain its error",
+					Count(int64(c.Points)), c.Sigmas.Max, worst))
+		}
+	}
+	if p := s.Ping; p != nil && p.RTT.N > 0 {
+		cs.check("ping errors beyond half the round trip", 1-p.WithinBound, bound, "share",
+			fmt.Sprintf("%s exchanges against the injected clocks: an NTP exchange's error lies within half its round trip unless its timestamps do not", Count(int64(p.RTT.N))))
+	}
 }

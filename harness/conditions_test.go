@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/chronosync/chronosync/analysis/groundtruth"
+	"github.com/chronosync/chronosync/analysis/stats"
 )
 
 func TestConditions(t *testing.T) {
@@ -56,5 +59,62 @@ func TestConditions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJudgeTrust: a run whose σ did not contain its errors, or whose ping
+// errors broke half the round trip, is degraded and says which; one that
+// honoured them, or has no truth to judge by, is not.
+func TestJudgeTrust(t *testing.T) {
+	cal := func(within float64) *groundtruth.Calibration {
+		return &groundtruth.Calibration{Points: 24, Within3: within, Sigmas: stats.Summary{Max: 4.1},
+			Worst: []groundtruth.PointError{{ErrorNS: 13, SigmaNS: 3.2}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		s      Summary
+		status string
+		want   string // in the printed status
+	}{
+		{"calibrated", Summary{Sync: &SyncSummary{Calibration: cal(1)}}, StatusOK, ""},
+		{"at the target", Summary{Sync: &SyncSummary{Calibration: cal(0.99)}}, StatusOK, ""},
+		{"not calibrated", Summary{Sync: &SyncSummary{Calibration: cal(22.0 / 24)}}, StatusDegraded,
+			"warning: node-round errors beyond 3 reported σ 8.3 % > 1.0 % (24 points against the injected clocks, worst 4.1 σ (13.0 ns off at σ 3.2 ns)"},
+		{"no truth", Summary{Sync: &SyncSummary{}}, StatusOK, ""},
+		{"ping within", Summary{Ping: &PingSummary{RTT: stats.Summary{N: 100}, WithinBound: 1}}, StatusOK, ""},
+		{"ping beyond", Summary{Ping: &PingSummary{RTT: stats.Summary{N: 100}, WithinBound: 0.95}}, StatusDegraded,
+			"warning: ping errors beyond half the round trip 5.0 % > 1.0 % (100 exchanges"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var cs conditions
+			judgeTrust(&cs, &tc.s)
+			if got := cs.status(); got != tc.status {
+				t.Errorf("status %q, want %q (%v)", got, tc.status, cs)
+			}
+			var b bytes.Buffer
+			printStatus(&b, Summary{Status: cs.status(), Conditions: cs})
+			if tc.want != "" && !strings.Contains(b.String(), tc.want) {
+				t.Errorf("printed %q, want it to hold %q", b.String(), tc.want)
+			}
+		})
+	}
+}
+
+// TestPrintCalibration: the sync summary's line says plainly when the
+// reported σ understate the errors.
+func TestPrintCalibration(t *testing.T) {
+	for _, tc := range []struct {
+		within float64
+		want   string
+		not    string
+	}{
+		{1, "reported σ: 24 of 24 node-round errors within 3σ (100.0 %), worst 2.00 σ\n", "NOT CALIBRATED"},
+		{22.0 / 24, "reported σ: 22 of 24 node-round errors within 3σ (91.7 %), worst 2.00 σ: NOT CALIBRATED, want ≥ 99 %", ""},
+	} {
+		var b bytes.Buffer
+		printCalibration(&b, &groundtruth.Calibration{Points: 24, Within3: tc.within, Sigmas: stats.Summary{Max: 2}})
+		if !strings.Contains(b.String(), tc.want) || (tc.not != "" && strings.Contains(b.String(), tc.not)) {
+			t.Errorf("printed %q, want %q and no %q", b.String(), tc.want, tc.not)
+		}
 	}
 }

@@ -1,11 +1,13 @@
 package harness
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
@@ -25,6 +27,11 @@ type EstimateOptions struct {
 	// means RUN_DIR/estimates. NoWrite writes nothing.
 	Out     string
 	NoWrite bool
+	// Ranks are the run directories of a cluster's other ranks (`chronosync
+	// node`): each recorded its own node's probes and ground truth, which
+	// are merged with RUN_DIR's; the result's first row is then what the
+	// master exported (RUN_DIR/offsets.jsonl) against the merged truth.
+	Ranks []string
 }
 
 // EstimateResult is one estimator's outcome over a run's probe stream.
@@ -61,11 +68,34 @@ func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("estimate %s: %w", dir, err)
 	}
-	var truth []groundtruth.Window
-	if _, w, err := groundtruth.Read(filepath.Join(dir, FileTruth)); err == nil {
-		truth = w
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("estimate %s: %w", dir, err)
+	timestampFloors(&cfg.Estimate, meta.Source)
+	truth, err := readTruth(dir)
+	if err != nil {
+		return nil, err
+	}
+	var results []EstimateResult
+	if len(o.Ranks) > 0 {
+		for _, rd := range o.Ranks {
+			b, m, err := readProbes(filepath.Join(rd, FileProbes))
+			if err != nil {
+				return nil, fmt.Errorf("estimate: rank %s: %w", rd, err)
+			}
+			if m.RunID != meta.RunID {
+				return nil, fmt.Errorf("estimate: rank %s is of run %q, %s of run %q: the ranks of one cluster run share its run id", rd, m.RunID, dir, meta.RunID)
+			}
+			w, err := readTruth(rd)
+			if err != nil {
+				return nil, err
+			}
+			blocks, truth = append(blocks, b...), append(truth, w...)
+		}
+		slices.SortStableFunc(blocks, func(a, b probelog.Block) int { return cmp.Compare(a.RoundID, b.RoundID) })
+		_, exported, err := offsets.ReadOffsets(filepath.Join(dir, FileOffsets))
+		if err != nil {
+			return nil, fmt.Errorf("estimate %s: %w", dir, err)
+		}
+		acc := groundtruth.Evaluate(exported, truth, int(cfg.Reference), uint64(sc.Protocol.Sync.ConvergedFrom))
+		results = append(results, EstimateResult{Estimator: "exported (" + string(cfg.Estimate.Kind) + ")", Accuracy: &acc})
 	}
 	kinds := o.Estimators
 	if len(kinds) == 0 {
@@ -75,7 +105,6 @@ func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
 	if out == "" {
 		out = filepath.Join(dir, "estimates")
 	}
-	var results []EstimateResult
 	for _, k := range kinds {
 		r := estimateOne(blocks, cfg, k, truth, uint64(sc.Protocol.Sync.ConvergedFrom))
 		if !o.NoWrite {
@@ -163,4 +192,14 @@ func readProbes(path string) ([]probelog.Block, probelog.Meta, error) {
 		}
 		out = append(out, *b)
 	}
+}
+
+// readTruth reads dir's truth.jsonl; none (a run without ground truth) is
+// no error.
+func readTruth(dir string) ([]groundtruth.Window, error) {
+	_, w, err := groundtruth.Read(filepath.Join(dir, FileTruth))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("estimate %s: %w", dir, err)
+	}
+	return w, nil
 }

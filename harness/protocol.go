@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/chronosync/chronosync/analysis/stats"
@@ -69,6 +70,7 @@ type pingProtocol struct {
 	programs []*ping.Node // every incarnation of every node, in boot order
 	rtt      []float64
 	errs     []float64
+	within   int // exchanges whose |error| is within half their round trip
 }
 
 func (p *pingProtocol) attach(w truth, _ string) error { p.w = w; return nil }
@@ -83,8 +85,12 @@ func (p *pingProtocol) program(id world.NodeID) world.Program {
 		// is the offset at its midpoint, not now.
 		t := p.w.HostTrueTime(id, int64(e.T1+(e.T4-e.T1)/2))
 		truth := p.w.HostIdealAt(e.Peer, t) - p.w.HostIdealAt(id, t)
-		p.errs = append(p.errs, float64(int64(e.Offset())-truth))
+		err := float64(int64(e.Offset()) - truth)
+		p.errs = append(p.errs, err)
 		p.rtt = append(p.rtt, float64(e.Delay()))
+		if 2*math.Abs(err) <= float64(e.Delay()) {
+			p.within++
+		}
 	})
 	if err != nil {
 		// The configuration was checked in newProtocol.
@@ -104,6 +110,9 @@ func (p *pingProtocol) summarize(s *Summary) {
 	}
 	if out.Sent > 0 {
 		out.LossFraction = 1 - float64(out.Received)/float64(out.Sent)
+	}
+	if len(p.errs) > 0 {
+		out.WithinBound = float64(p.within) / float64(len(p.errs))
 	}
 	s.Ping = out
 }

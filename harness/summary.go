@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/real"
@@ -109,6 +110,11 @@ type PingSummary struct {
 	// offset being the two host clocks' noise-free difference at the
 	// moment the reply arrived.
 	OffsetError stats.Summary `json:"offset_error_ns"`
+	// WithinBound is the fraction of exchanges whose |offset error| is at
+	// most half their round trip, the bound an NTP exchange reports: it
+	// holds whatever the two paths' delays, so only timestamps that are
+	// not when the datagrams left and arrived break it.
+	WithinBound float64 `json:"within_bound"`
 }
 
 // Print writes the human summary of a run. Figures are rounded, not
@@ -176,6 +182,11 @@ func printPing(w io.Writer, p *PingSummary) {
 	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", label[1], u.Format(rtt.P50), u.Format(rtt.P95), u.Format(rtt.P99), u.Format(rtt.Max))
 	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", label[2], u.Format(off.P50), u.Format(off.P95), u.Format(off.P99), u.Format(off.Max))
 	tw.Flush()
+	fmt.Fprintf(w, "  reported bound (half the round trip): %.1f %% of the exchanges' errors within it", 100*p.WithinBound)
+	if p.WithinBound < groundtruth.Target {
+		fmt.Fprintf(w, ": NOT CALIBRATED, want ≥ %.0f %%: the timestamps are not when the datagrams left and arrived", 100*groundtruth.Target)
+	}
+	fmt.Fprintln(w)
 	if rtt.N != p.Received {
 		// ping.Node reports an exchange when the pair's next reply brings
 		// the peer's receive and send times of the one before

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -46,6 +47,7 @@ func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
 	printAccuracy(w, fmt.Sprintf("from round %d", sy.ConvergedFrom), rows)
 	fmt.Fprintf(w, "  from round %d: the scenario's converged_from (earlier rounds are warm-up); converged at: the first round from which every round's worst |offset error| stays under %s\n",
 		sy.ConvergedFrom, strings.Replace(FormatNS(groundtruth.ConvergedBound), ".00 ", " ", 1))
+	printCalibration(w, sy.Calibration)
 	printWarnings(w, c.Warnings)
 }
 
@@ -86,11 +88,33 @@ func printAccuracy(w io.Writer, from string, rows []accuracyRow) {
 		if r.solved {
 			gc = gu.Format(r.graphCalc)
 		}
+		if o.N == 0 {
+			// No node but the reference has ground truth: its errors are
+			// unknown, and zeros would read as a perfect result.
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\tno ground truth\t%s\t\n", names[i+1], gc)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.4f\t%s\t%s\t\n", names[i+1],
 			u.Format(o.P50), u.Format(o.P95), u.Format(o.P99), u.Format(o.Max),
 			r.acc.DriftError.P99, converged(r.acc.ConvergedRound), gc)
 	}
 	tw.Flush()
+	if len(rows) > 0 && len(rows[0].acc.NoTruth) > 0 {
+		fmt.Fprintf(w, "  no ground truth for node %s: not counted above; each rank of a cluster records its own truth (merge them: chronosync estimate MASTER_DIR RANK_DIR...)\n",
+			joinInts(rows[0].acc.NoTruth))
+	}
+}
+
+// joinInts writes v as "1, 2 and 3".
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 // printWarnings prints the rounds' warnings, in round order.
@@ -109,4 +133,18 @@ func converged(r uint64) string {
 		return "never"
 	}
 	return fmt.Sprintf("round %d", r)
+}
+
+// printCalibration writes whether the exported uncertainties contain the
+// errors (see groundtruth.Calibration), and says plainly when they do not.
+func printCalibration(w io.Writer, c *groundtruth.Calibration) {
+	if c == nil || c.Points == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  reported σ: %s of %s node-round errors within 3σ (%.1f %%), worst %.2f σ",
+		Count(int64(math.Round(c.Within3*float64(c.Points)))), Count(int64(c.Points)), 100*c.Within3, c.Sigmas.Max)
+	if !c.Calibrated() {
+		fmt.Fprintf(w, ": NOT CALIBRATED, want ≥ %.0f %%: the σ this run reports understate its errors", 100*groundtruth.Target)
+	}
+	fmt.Fprintln(w)
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/analysis/offsets"
@@ -125,6 +126,7 @@ func (p *syncProtocol) artifacts() []Artifact {
 
 func (p *syncProtocol) attach(w truth, dir string) error {
 	p.w, p.dir = w, dir
+	timestampFloors(&p.cfg.Estimate, w.Backend())
 	var err error
 	if p.probeFile, err = os.Create(filepath.Join(dir, FileProbes)); err != nil {
 		return err
@@ -229,3 +231,25 @@ func (p *syncProtocol) finish() error {
 }
 
 var _ rounds.Observer = (*syncProtocol)(nil)
+
+// The real backend's timestamp floors (estimate.Options.TimestampSigma,
+// UserT3Sigma; docs/real-backend.md, "Honest uncertainty").
+const (
+	// realTimestampSigma: kernel software timestamps of two namespaces on
+	// one host, where the run's node-round errors exceed what the probes'
+	// spread shows by up to about 13 ns (real2-idle, idle machine).
+	realTimestampSigma = 5 * time.Nanosecond
+	// realUserT3Sigma: a responder's user-space t3 is read before its
+	// reply is handed to the kernel; on a loaded machine the two lie up to
+	// tens of µs apart.
+	realUserT3Sigma = 20 * time.Microsecond
+)
+
+// timestampFloors sets o's timestamp floors for the backend ("sim" or
+// "real") whose probes it fits: the simulator's timestamps are what its
+// clocks read, the real backend's are not quite.
+func timestampFloors(o *estimate.Options, backend string) {
+	if backend == "real" {
+		o.TimestampSigma, o.UserT3Sigma = realTimestampSigma, realUserT3Sigma
+	}
+}

@@ -21,6 +21,10 @@ type SyncSummary struct {
 	ConvergedFrom uint64 `json:"converged_from_round"`
 	// Online is the accuracy of offsets.jsonl, what the run exported.
 	Online groundtruth.Accuracy `json:"online"`
+	// Calibration is whether offsets.jsonl's uncertainties contain its
+	// errors against the ground truth, from ConvergedFrom on; nil
+	// without truth (a cluster node that closed no window).
+	Calibration *groundtruth.Calibration `json:"calibration,omitempty"`
 	// Estimators is the accuracy of every estimator re-run with GraphCalc
 	// on the same recorded probe stream (as `chronosync estimate` does).
 	Estimators map[string]groundtruth.Accuracy `json:"estimators"`
@@ -74,6 +78,10 @@ func (p *syncProtocol) summarize(s *Summary) {
 		Estimators:    map[string]groundtruth.Accuracy{},
 	}
 	out.Online = groundtruth.Evaluate(p.online, p.windows, int(p.cfg.Reference), out.ConvergedFrom)
+	if len(p.windows) > 0 {
+		c := groundtruth.Calibrate(p.online, p.windows, int(p.cfg.Reference), out.ConvergedFrom)
+		out.Calibration = &c
+	}
 	var ends, waits, skews, sizes []float64
 	for _, r := range p.reports {
 		ends = append(ends, float64(r.figures.EndToStart))

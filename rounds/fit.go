@@ -1,6 +1,8 @@
 package rounds
 
 import (
+	"math"
+
 	"github.com/chronosync/chronosync/estimate"
 	"github.com/chronosync/chronosync/probe/probelog"
 	"github.com/chronosync/chronosync/rounds/syncpb"
@@ -49,7 +51,26 @@ func FitEdge(b *probelog.Block, o estimate.Options) *syncpb.EdgeAlphaBeta {
 	if p := f.Pre; p != nil {
 		e.PreStep = &syncpb.EdgeFit{Alpha: p.Alpha, Beta: p.Beta, SigmaNs: p.Sigma, AlphaSigma: p.AlphaSigma, PairsCount: int32(p.Pairs), AsymSigmaNs: p.AsymSigma}
 	}
+	if floor := timestampFloor(b, o); floor > 0 {
+		e.SigmaNs, e.AsymSigmaNs = math.Hypot(e.SigmaNs, floor), math.Hypot(e.AsymSigmaNs, floor)
+		if p := e.PreStep; p != nil {
+			p.SigmaNs, p.AsymSigmaNs = math.Hypot(p.SigmaNs, floor), math.Hypot(p.AsymSigmaNs, floor)
+		}
+	}
 	return e
+}
+
+// timestampFloor is the systematic σ the window's timestamps carry that
+// its probes cannot show, ns (see estimate.Options.TimestampSigma): the
+// timestamps' own, and the user-space t3 readings' in proportion to how
+// many probes have one.
+func timestampFloor(b *probelog.Block, o estimate.Options) float64 {
+	floor := float64(o.TimestampSigma)
+	if o.UserT3Sigma > 0 && len(b.Probes) > 0 {
+		_, user, _ := b.T3Sources()
+		floor = math.Hypot(floor, float64(o.UserT3Sigma)*float64(user)/float64(len(b.Probes)))
+	}
+	return floor
 }
 
 // completePairs counts the pairs of which both probes were answered.

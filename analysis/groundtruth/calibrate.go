@@ -75,7 +75,7 @@ func PointErrors(offs []offsets.Offset, truth []Window, ref int) (pts []PointErr
 		for _, p := range w.Points {
 			pts = append(pts, PointError{
 				Round: w.Round, Node: w.Node, Local: p.Local,
-				ErrorNS: o.Global(p.Local) - r.Global(p.Ref),
+				ErrorNS: pointError(o, r, p),
 				SigmaNS: math.Hypot(o.SigmaAt(p.Local), r.SigmaAt(p.Ref)),
 			})
 		}

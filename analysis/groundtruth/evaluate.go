@@ -20,6 +20,10 @@ type Accuracy struct {
 	DriftError stats.Summary `json:"drift_error_ppm"`
 	// Unsolved counts node windows with truth but no model.
 	Unsolved int `json:"unsolved"`
+	// NoTruth lists the nodes with models but no ground truth at all (a
+	// cluster's other ranks record their own): their errors are unknown,
+	// not zero.
+	NoTruth []int `json:"no_truth_nodes,omitempty"`
 	// ConvergedRound is the first round from which every round's worst
 	// offset error stays within ConvergedBound; 0 when none.
 	ConvergedRound uint64          `json:"converged_round"`
@@ -56,7 +60,7 @@ func Errors(offs []offsets.Offset, truth []Window, ref int) (errs []Error, unsol
 	unsolved = eachSolved(offs, truth, ref, func(w Window, o, r offsets.Offset) {
 		e := Error{Round: w.Round, Node: w.Node}
 		for _, p := range w.Points {
-			e.Offset = append(e.Offset, o.Global(p.Local)-r.Global(p.Ref))
+			e.Offset = append(e.Offset, pointError(o, r, p))
 		}
 		first, last := w.Points[0], w.Points[len(w.Points)-1]
 		if span := float64(last.Local - first.Local); span > 0 {
@@ -122,5 +126,32 @@ func Evaluate(offs []offsets.Offset, truth []Window, ref int, convergedFrom uint
 	}
 	acc.OffsetError = stats.Summarize(offAll)
 	acc.DriftError = stats.Summarize(driftAll)
+	acc.NoTruth = noTruth(offs, truth, ref, convergedFrom)
 	return acc
+}
+
+// noTruth lists, in order, the nodes but the reference that have a model
+// from round from on and no truth window at all: another process (a
+// cluster's other ranks) recorded theirs.
+func noTruth(offs []offsets.Offset, truth []Window, ref int, from uint64) []int {
+	has := map[int]bool{}
+	for _, w := range truth {
+		has[w.Node] = true
+	}
+	var out []int
+	for _, o := range offs {
+		if o.NodeID != ref && o.RoundID >= from && !has[o.NodeID] && !slices.Contains(out, o.NodeID) {
+			out = append(out, o.NodeID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// pointError is o.Global(p.Local) − r.Global(p.Ref), worked out from the
+// readings' exact difference and the models' small corrections: clocks on
+// the Unix epoch (a cluster's) are near 2^61 ns, where a float64 holds
+// whole multiples of 256 ns only.
+func pointError(o, r offsets.Offset, p Point) float64 {
+	return float64(p.Local-p.Ref) - o.OffsetAfter(p.Local, o.StepsBefore(p.Local)) + r.OffsetAfter(p.Ref, r.StepsBefore(p.Ref))
 }

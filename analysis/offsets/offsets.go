@@ -150,6 +150,17 @@ func (o Offset) GlobalAfter(local int64, n int) float64 {
 	return g
 }
 
+// OffsetAfter is local − GlobalAfter(local, n) from small terms only, so
+// that it keeps sub-ns precision for clocks on the Unix epoch (where
+// GlobalAfter's float64 is exact to 256 ns).
+func (o Offset) OffsetAfter(local int64, n int) float64 {
+	c := o.Linear().OffsetAt(local)
+	for _, s := range o.Steps[:max(0, min(n, len(o.Steps)))] {
+		c += s.SizeNS * (1 - o.DriftPPM*1e-6)
+	}
+	return c
+}
+
 // base is the model before any step: local − OffsetNS − DriftPPM·1e-6·(local
 // − WindowStartNS), exact as globaltime.Linear makes it.
 func (o Offset) base(local int64) float64 {
