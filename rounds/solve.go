@@ -358,17 +358,18 @@ func (s *Solver) steps(post, pre *graphcalc.RoundSummary, reports []*syncpb.Node
 		}
 		out[d.node] = st
 	}
-	if _, ok := out[s.ref]; !ok && doubt > 0 {
-		// The reference may as well have stepped: from then on its own
-		// record is uncertain by as much, with no size to correct.
-		st := offsets.Step{SizeUncertaintyNS: doubt}
-		if !boundary {
-			st.AtNS, st.AtUncertaintyNS = s.stepTime(s.ref, pre, post, reports)
-			st.AtUncertaintyNS += doubt
-		}
-		out[s.ref] = st
-	} else if !ok {
+	if _, ok := out[s.ref]; !ok {
 		gauge = 0
+		if doubt > 0 {
+			// The reference may as well have stepped: from then on its
+			// own record is uncertain by as much, with no size to correct.
+			st := offsets.Step{SizeUncertaintyNS: doubt}
+			if !boundary {
+				st.AtNS, st.AtUncertaintyNS = s.stepTime(s.ref, pre, post, reports)
+				st.AtUncertaintyNS += doubt
+			}
+			out[s.ref] = st
+		}
 	}
 	return out, gauge
 }
