@@ -6,16 +6,20 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chronosync/chronosync/ci/needs"
 	"github.com/chronosync/chronosync/model/netem"
+	"github.com/chronosync/chronosync/real/hostload"
 	"github.com/chronosync/chronosync/real/netlab"
 )
 
@@ -233,21 +237,88 @@ func TestRelayReachability(t *testing.T) {
 // datagrams stalled in each of three, in a run of the same code that
 // passed twice before); the retries, a second apart, keep such a spell
 // from failing the test, while a systematic error fails every attempt.
-func measure(t *testing.T, try func(attempt int) []string) {
+//
+// A spell can outlast all five (a CI run of 2026-11-24 had 20–30% of
+// the datagrams stalled in each, release lateness p99 9–12 ms against
+// 0.6 ms on the same code in a session): when every attempt failed and
+// the last one was starved (starved), the test skips with that
+// measurement, recorded as ci/needs records skips so that make test
+// lists it, instead of failing a correct build. On a machine that gave
+// the shaper its CPU the same test fails. A nil s never skips: a test
+// that loads the machine itself (measureUnderLoad) measures the shaper
+// under that load.
+func measure(t *testing.T, s *Shaper, try func(attempt int) []string) {
 	t.Helper()
 	var bad []string
+	var last hostload.Reading
 	for attempt := 1; attempt <= 5; attempt++ {
 		if attempt > 1 {
 			time.Sleep(time.Second) // let a spell of steal pass
 		}
-		if bad = try(attempt); len(bad) == 0 {
+		before := hostload.Take()
+		bad = try(attempt)
+		last = before.Since()
+		if len(bad) == 0 {
 			return
 		}
 		t.Logf("attempt %d out of tolerance: %v", attempt, bad)
 	}
+	if s != nil {
+		if why := starved(last, s.Info()); why != "" {
+			needs.Skip(t, fmt.Sprintf("machine too busy: %s; the link model could not be measured (%s)", why, strings.Join(bad, "; ")))
+			return
+		}
+		t.Logf("machine gave the shaper its CPU: %s", machine(last, s.Info()))
+	}
 	for _, b := range bad {
 		t.Error(b)
 	}
+}
+
+// The bounds from which starved calls an attempt starved: the hypervisor
+// taking a few percent of the CPUs' time (with the spinners of awake the
+// vCPUs always want to run, so steal is what the host withheld), or the
+// shaper's thread waking a millisecond late from its timed sleeps (the
+// time between a ppoll's timeout and its return, in which no shaper code
+// runs) at the 99th percentile. The CPUs' busy share says nothing here:
+// the spinners keep it at 100%.
+const (
+	starvedSteal = 0.02
+	starvedWake  = time.Millisecond
+)
+
+// starved says why the machine did not give the shaper's thread its CPU
+// during an attempt (r, and the shaper's Info since it started), or ""
+// when nothing shows that it did not.
+func starved(r hostload.Reading, info Info) string {
+	if len(r.Unavailable) == 0 && r.Steal >= starvedSteal || info.WakeLate.P99 >= starvedWake {
+		return machine(r, info)
+	}
+	return ""
+}
+
+// awake runs the spinner process until the test ends, as a shaper child
+// does while it relays (keepAwake): on a virtual machine a vCPU left idle
+// halts, and waking it for a release takes milliseconds at times
+// (TestMeasuredUnderLoad/quiet: release lateness p99 3.7 ms, max 10 ms on
+// an idle 2-vCPU VM, against 33 µs beside two CPU hogs).
+func awake(t *testing.T) {
+	t.Cleanup(keepAwake(slog.New(slog.NewTextHandler(testWriter{t}, nil)), os.Stderr))
+}
+
+// testWriter writes to a test's log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+// machine describes an attempt's load reading and the shaper's thread.
+func machine(r hostload.Reading, info Info) string {
+	return fmt.Sprintf("CPUs %.0f%% busy, %.1f%% stolen over %v (unavailable: %v); shaper thread real-time %v, woke late p99 %v max %v, read lag p99 %v, %d collections",
+		100*r.Busy, 100*r.Steal, r.Span.Round(10*time.Millisecond), r.Unavailable, info.RealTime,
+		info.WakeLate.P99, info.WakeLate.Max, info.ReadLag.P99, info.GCCycles)
 }
 
 // TestMeasuredDelay sends 2000 datagrams node 0 -> node 1 through a link
@@ -269,10 +340,11 @@ func measure(t *testing.T, try func(attempt int) []string) {
 func TestMeasuredDelay(t *testing.T) {
 	const delay, jitter = time.Millisecond, 200 * time.Microsecond
 	const stall = delay + 4*jitter + 500*time.Microsecond
+	awake(t)
 	lab, s := relayLab(t, 2, only(netem.Params{Delay: delay, Jitter: jitter, Distribution: netem.Normal}))
 	tx, rx := udpPair(t, lab, 0, 1)
 	warmUp(t, tx, rx)
-	measure(t, func(attempt int) (bad []string) {
+	measure(t, s, func(attempt int) (bad []string) {
 		sent, recv := blast(t, tx, rx, 2000, 64, 2, 300*time.Microsecond)
 		var d []float64
 		for i := range sent {
@@ -326,10 +398,11 @@ func meanStd(x []float64) (mean, std float64) {
 // the link).
 func TestMeasuredLoss(t *testing.T) {
 	const p, n = 0.10, 5000
+	awake(t)
 	lab, s := relayLab(t, 2, only(netem.Params{Loss: netem.Loss{Model: netem.LossRandom, Probability: p}}))
 	tx, rx := udpPair(t, lab, 0, 1)
 	warmUp(t, tx, rx)
-	measure(t, func(attempt int) (bad []string) {
+	measure(t, s, func(attempt int) (bad []string) {
 		before := logLink(t, s, 0, 1)
 		sent, recv := blast(t, tx, rx, n, 64, 20, 200*time.Microsecond)
 		lost := 0
@@ -358,10 +431,11 @@ func TestMeasuredLoss(t *testing.T) {
 func TestMeasuredRate(t *testing.T) {
 	const bps, n, size = 10e6, 1200, 1000
 	const frameLen = size + 8 + 20 + 14 // UDP, IPv4, Ethernet headers
+	awake(t)
 	lab, s := relayLab(t, 2, only(netem.Params{Rate: netem.Rate{BitsPerSecond: bps}, Limit: 5000}))
 	tx, rx := udpPair(t, lab, 0, 1)
 	warmUp(t, tx, rx)
-	measure(t, func(attempt int) (bad []string) {
+	measure(t, s, func(attempt int) (bad []string) {
 		_, recv := blast(t, tx, rx, n, size, n, 0)
 		var first, last time.Time
 		got := 0
@@ -388,4 +462,27 @@ func TestMeasuredRate(t *testing.T) {
 		}
 		return bad
 	})
+}
+
+// TestStarved pins which attempts count as starved: stolen time or late
+// wake-ups, but not a busy share (the spinners keep every CPU busy), and
+// nothing without a reading.
+func TestStarved(t *testing.T) {
+	late := Info{WakeLate: Lateness{Samples: 100, P99: 2 * time.Millisecond}}
+	for _, tt := range []struct {
+		name    string
+		r       hostload.Reading
+		info    Info
+		starved bool
+	}{
+		{"quiet", hostload.Reading{Busy: 0.3, Steal: 0.001}, Info{}, false},
+		{"spinners busy", hostload.Reading{Busy: 1, Steal: 0.005}, Info{}, false},
+		{"stolen", hostload.Reading{Busy: 1, Steal: 0.05}, Info{}, true},
+		{"late wake-ups", hostload.Reading{Busy: 0.5}, late, true},
+		{"no reading", hostload.Reading{Steal: 0.5, Unavailable: []string{"no /proc/stat"}}, Info{}, false},
+	} {
+		if got := starved(tt.r, tt.info) != ""; got != tt.starved {
+			t.Errorf("%s: starved = %v, want %v", tt.name, got, tt.starved)
+		}
+	}
 }

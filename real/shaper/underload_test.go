@@ -184,7 +184,7 @@ func measureUnderLoad(t *testing.T, hogs int, bound time.Duration) {
 	}
 	startHogs(t, hogs)
 	t.Logf("%d CPU hogs; shaper info %+v", hogs, s.Info())
-	measure(t, func(attempt int) (bad []string) {
+	measure(t, nil, func(attempt int) (bad []string) {
 		const n = 2000
 		mu.Lock()
 		clear(releases)
