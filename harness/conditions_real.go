@@ -241,6 +241,11 @@ func judgeTrust(cs *conditions, s *Summary) {
 					Count(int64(c.Points)), c.Sigmas.Max, worst))
 		}
 	}
+	if t := s.Trace; t != nil && t.AlignedEvents > 0 {
+		cs.check("aligned events beyond 3 reported σ", 1-t.within(), bound, "share",
+			fmt.Sprintf("%s events of the combined trace against their tracer readings' true times, worst %.1f σ (%.0f ns)",
+				Count(int64(t.AlignedEvents)), t.ErrorSigmas.Max, t.ErrorNS.Max))
+	}
 	if p := s.Ping; p != nil && p.RTT.N > 0 {
 		cs.check("ping errors beyond half the round trip", 1-p.WithinBound, bound, "share",
 			fmt.Sprintf("%s exchanges against the injected clocks: an NTP exchange's error lies within half its round trip unless its timestamps do not", Count(int64(p.RTT.N))))

@@ -233,9 +233,6 @@ func realRefusals(sc *scenario.Scenario, r *scenario.Resolved) error {
 	for _, f := range r.Faults {
 		errs = append(errs, fmt.Errorf("fault %s at %v: faults are injected only by the simulator so far; remove the faults: section, or run it with --backend=sim", f.Kind, f.At))
 	}
-	if r.Workload.Kind != scenario.WorkloadNone && r.Workload.Kind != "" {
-		errs = append(errs, fmt.Errorf("workload %s: traced workloads run only in the simulator so far; remove the workload: section, or run it with --backend=sim", r.Workload.Kind))
-	}
 	if sc.Impairment == scenario.ImpairNetem {
 		errs = append(errs, errors.New("impairment netem: the kernel netem path is not implemented (and this kernel has no netem qdisc); use impairment: userspace or auto"))
 	}

@@ -213,6 +213,10 @@ func printTrace(w io.Writer, t *TraceSummary) {
 		}
 		fmt.Fprintf(w, "  |aligned − true start| in %s, over %s: p50 %s  p99 %s  max %s; max %.2f reported σ\n",
 			u.Name, of, u.Format(e.P50), u.Format(e.P99), u.Format(e.Max), t.ErrorSigmas.Max)
+		if share := t.within(); share < groundtruth.Target {
+			fmt.Fprintf(w, "  reported σ: %s of %s aligned events within 3σ (%.1f %%): NOT CALIBRATED, want ≥ %.0f %%: the uncertainties in the combined trace understate its errors\n",
+				Count(int64(t.Within3Sigma)), Count(int64(t.AlignedEvents)), 100*share, 100*groundtruth.Target)
+		}
 	}
 	if t.NegativeDurations > 0 {
 		fmt.Fprintf(w, "  %s events ended before they started on their tracer clock (it stepped back): duration 0 in the traces\n", Count(t.NegativeDurations))
@@ -239,10 +243,23 @@ type TraceSummary struct {
 	AlignedEvents int           `json:"aligned_events"`
 	ErrorNS       stats.Summary `json:"error_ns"`
 	ErrorSigmas   stats.Summary `json:"error_sigmas"`
+	// Within3Sigma counts the aligned events whose error is within 3
+	// reported σ; at least groundtruth.Target of them must be for the
+	// uncertainties to be honest.
+	Within3Sigma int `json:"events_within_3_sigma"`
 	// NegativeDurations counts the events that ended before they started
 	// on their node's tracer clock (a tracer clock that stepped back):
 	// their traces give them duration 0.
 	NegativeDurations int `json:"negative_durations,omitempty"`
+}
+
+// within is the share of the aligned events within 3 reported σ (1
+// without any).
+func (t *TraceSummary) within() float64 {
+	if t.AlignedEvents == 0 {
+		return 1
+	}
+	return float64(t.Within3Sigma) / float64(t.AlignedEvents)
 }
 
 // ValidateCounts are the totals of a happens-before check.

@@ -52,13 +52,34 @@ func (n *tracedNode) global() int64 {
 	return n.p.w.HostIdeal(ref) - steps
 }
 
+// globalAt is true global time at true time t.
+func (n *tracedNode) globalAt(t int64) int64 {
+	ref := n.p.cfg.Reference
+	_, steps := n.p.w.HostSteps(ref, t)
+	return n.p.w.HostIdealAt(ref, t) - steps
+}
+
 // Started implements training.Observer.
 func (n *tracedNode) Started(_ world.NodeID, id uint64) { n.starts[id] = n.global() }
 
-// Finished implements training.Observer.
+// tracerTruth is a world that knows when a tracer clock read a value (the
+// real backend's injected tracer: real.World.TracerTrueTime).
+type tracerTruth interface {
+	TracerTrueTime(i world.NodeID, r int64) (int64, bool)
+}
+
+// Finished implements training.Observer. Where the world can say when the
+// event's tracer reading was taken, that instant is its true start; else
+// (the simulator, where Started runs at the reading's very instant) the
+// global time Started saw.
 func (n *tracedNode) Finished(_ world.NodeID, ev training.Event) {
 	start := n.starts[ev.ID]
 	delete(n.starts, ev.ID)
+	if tt, ok := n.p.w.(tracerTruth); ok {
+		if t, ok := tt.TracerTrueTime(n.id, int64(ev.StartR)); ok {
+			start = n.globalAt(t)
+		}
+	}
 	n.events = append(n.events, tracedEvent{ev: ev, trueStart: start})
 }
 
@@ -215,7 +236,11 @@ func measureTrace(path string, truth map[[2]int64]tracedEvent, sum *TraceSummary
 				}
 				e := float64(xspace.StartPs(line, ev))/1000 - float64(te.trueStart)
 				errs = append(errs, math.Abs(e))
-				ratios = append(ratios, math.Abs(e)/float64(max(1, unc.GetUint64Value())))
+				r := math.Abs(e) / float64(max(1, unc.GetUint64Value()))
+				ratios = append(ratios, r)
+				if r <= 3 {
+					sum.Within3Sigma++
+				}
 			}
 		}
 	}

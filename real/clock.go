@@ -1,6 +1,7 @@
 package real
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -19,15 +20,44 @@ type timebase struct {
 	rawAt int64
 }
 
-// newTimebase starts true time now, or at the Unix epoch.
+// newTimebase starts true time now, or at the Unix epoch. The two OS
+// clocks are anchored to each other by a sandwich (see sandwich), so that
+// the raw time line does not start a clock read's duration late.
 func newTimebase(unix bool) timebase {
-	now := time.Now().UnixNano()
-	b := timebase{epoch: now, raw0: monoRaw()}
+	now, raw, _ := sandwich(realtime, monoRaw)
+	b := timebase{epoch: now, raw0: raw}
 	if unix {
 		b.epoch, b.rawAt = 0, now
 	}
 	return b
 }
+
+// sandwichTries is how many sandwiches sandwich takes, keeping the
+// narrowest: a read can be preempted, or slow after the thread slept.
+const sandwichTries = 4
+
+// sandwich reads clock a, clock b, clock a again, sandwichTries times,
+// and returns the pair of the narrowest sandwich: the mean of its two a
+// readings, its b reading, and its width (the time between its two a
+// readings). Two clock reads back to back are far from simultaneous on a
+// virtual machine: 0.7 µs apart at the median on the VM this was written
+// on (1.45 µs for a sandwich, 4.8 µs at the 99th percentile), so a pair
+// read one after the other carries a bias of that size, where a
+// sandwich's midpoint carries none and its width bounds its error.
+func sandwich(a, b func() int64) (at, bt, width int64) {
+	width = math.MaxInt64
+	for range sandwichTries {
+		a0 := a()
+		b0 := b()
+		a1 := a()
+		if w := a1 - a0; w < width {
+			at, bt, width = a0+w/2, b0, w
+		}
+	}
+	return at, bt, width
+}
+
+func realtime() int64 { return time.Now().UnixNano() }
 
 // now returns the current true time.
 func (b timebase) now() int64 { return time.Now().UnixNano() - b.epoch }
@@ -39,6 +69,18 @@ func (b timebase) fromRealtime(ns int64) int64 { return ns - b.epoch }
 // rawNow returns true time as measured on CLOCK_MONOTONIC_RAW, which NTP
 // never slews.
 func (b timebase) rawNow() int64 { return monoRaw() - b.raw0 + b.rawAt }
+
+// fromRaw converts t, a true time measured on CLOCK_MONOTONIC_RAW
+// (rawNow's), to true time on CLOCK_REALTIME: the two time lines agree at
+// the start (rawAt) and part at the rate NTP slews CLOCK_REALTIME, taken
+// as constant since then and measured now by a sandwich.
+func (b timebase) fromRaw(t int64) int64 {
+	now, raw, _ := sandwich(b.now, b.rawNow)
+	if raw == b.rawAt {
+		return t
+	}
+	return t + int64(math.Round(float64(now-raw)*float64(t-b.rawAt)/float64(raw-b.rawAt)))
+}
 
 func monoRaw() int64 {
 	var ts unix.Timespec
@@ -92,4 +134,20 @@ func (r tracerClock) Now() world.Time {
 	r.c.mu.Lock()
 	defer r.c.mu.Unlock()
 	return world.Time(r.c.tracer.Ideal(t))
+}
+
+// pair reads the host and tracer clocks as one pair (world.PairReader):
+// the OS clocks as a sandwich (host, tracer, host), then the models.
+func (c *hostClock) pair() (host, tracer world.Time) {
+	tracerNow := c.base.rawNow
+	if c.custom != nil {
+		tracerNow = c.custom
+	}
+	now, r, _ := sandwich(c.base.now, tracerNow)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.custom == nil {
+		r = c.tracer.Ideal(r)
+	}
+	return world.Time(c.model.Ideal(now)), world.Time(r)
 }

@@ -323,8 +323,11 @@ func (n *node) Nodes() int            { return len(n.w.nodes) }
 func (n *node) Peers() []world.NodeID { return n.peers }
 func (n *node) Host() world.Clock     { return n.clock }
 func (n *node) Tracer() world.Clock   { return tracerClock{n.clock} }
-func (n *node) Rand() *rand.Rand      { return n.rand }
-func (n *node) Logger() *slog.Logger  { return n.log }
+
+// ReadPair implements world.PairReader.
+func (n *node) ReadPair() (host, tracer world.Time) { return n.clock.pair() }
+func (n *node) Rand() *rand.Rand                    { return n.rand }
+func (n *node) Logger() *slog.Logger                { return n.log }
 
 // timer is a pending AfterFunc. Timers live in their node's heap and are
 // touched only on the node's loop.

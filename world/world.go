@@ -201,6 +201,18 @@ type Env interface {
 	Logger() *slog.Logger
 }
 
+// PairReader is an Env whose host and tracer clocks it can read as one
+// pair, closer together in time than a read of Host followed by one of
+// Tracer: the real backend reads the two OS clocks back to back and only
+// then evaluates its clock models, where two Clock reads lie a
+// microsecond apart on a busy machine (the model's evaluation, a lock),
+// which a (host, tracer) snapshot pair would carry as a bias. The
+// simulator's clocks are read at one instant anyway and it has no such
+// method. The snapshot sampler uses it where an Env has it.
+type PairReader interface {
+	ReadPair() (host, tracer Time)
+}
+
 // Program is protocol code that runs on one node.
 type Program interface {
 	// Start runs once on the node's event loop when the node boots (and

@@ -207,12 +207,24 @@ func (s *Sampler) tick() {
 	s.schedule(sys)
 }
 
-// sample reads S and R back to back, stores the pair and returns S.
+// sample reads S and R back to back (as one pair where the Env is a
+// world.PairReader), stores the pair and returns S.
 func (s *Sampler) sample() world.Time {
-	p := Pair{Sys: s.env.Host().Now()}
-	p.Tracer = s.env.Tracer().Now()
+	p := s.read()
 	s.push(p)
 	return p.Sys
+}
+
+// read reads S and R back to back: as one pair where the Env is a
+// world.PairReader, else S first.
+func (s *Sampler) read() Pair {
+	if pr, ok := s.env.(world.PairReader); ok {
+		sys, tracer := pr.ReadPair()
+		return Pair{Sys: sys, Tracer: tracer}
+	}
+	p := Pair{Sys: s.env.Host().Now()}
+	p.Tracer = s.env.Tracer().Now()
+	return p
 }
 
 // push stores a pair, dropping the oldest when the ring is full.
@@ -239,11 +251,15 @@ func (s *Sampler) Stop() {
 	}
 	s.stopped = true
 	s.timer.Stop()
-	p := Pair{Sys: s.env.Host().Now()}
+	var p Pair
+	if pr, ok := s.env.(world.PairReader); ok {
+		p.Sys, p.Tracer = pr.ReadPair()
+	} else if p.Sys = s.env.Host().Now(); p.Sys.Sub(s.at) >= s.cfg.Period/2 {
+		p.Tracer = s.env.Tracer().Now() // R only when the pair is kept
+	}
 	if p.Sys.Sub(s.at) < s.cfg.Period/2 {
 		return
 	}
-	p.Tracer = s.env.Tracer().Now()
 	s.push(p)
 }
 
