@@ -167,11 +167,15 @@ func (b *realBackend) judge(s *Summary) {
 	}
 	if sy := s.Sync; sy != nil {
 		p := sy.Probes
-		network := s.Network.Lost + s.Network.QueueDrops
-		excess := max(float64(p.Lost)-float64(network), 0)
+		network := s.Network.Lost + s.Network.QueueDrops + s.Network.Dropped["partition"] + s.Network.Dropped["linkdown"]
+		crashed, absent := faultAllowance(b.sc, b.resolved)
+		excess := max(float64(p.Lost)-float64(network)-crashed, 0)
 		if sent := float64(p.PairsSent * 2); sent > 0 {
-			cs.check("probes lost beyond the link model", excess/sent, maxExcessLoss, "share",
-				fmt.Sprintf("%s probes lost, %s datagrams dropped by the links", Count(int64(p.Lost)), Count(int64(network))))
+			what := fmt.Sprintf("%s probes lost, %s datagrams dropped by the links", Count(int64(p.Lost)), Count(int64(network)))
+			if crashed > 0 {
+				what += fmt.Sprintf(", up to %s to crashed nodes", Count(int64(crashed)))
+			}
+			cs.check("probes lost beyond the link model", excess/sent, maxExcessLoss, "share", what)
 		}
 		y := b.sc.Protocol.Sync
 		if y.Cadence > 0 && p.Blocks > 0 {
@@ -184,8 +188,13 @@ func (b *realBackend) judge(s *Summary) {
 		for _, nodes := range sy.Control.Missing {
 			missing += len(nodes)
 		}
-		cs.check("node-rounds missing", float64(missing), 0, "",
-			fmt.Sprintf("every node reports in every one of the %d rounds; the scenario schedules no fault", sy.Rounds))
+		if len(b.resolved.Faults) == 0 {
+			cs.check("node-rounds missing", float64(missing), 0, "",
+				fmt.Sprintf("every node reports in every one of the %d rounds; the scenario schedules no fault", sy.Rounds))
+		} else {
+			cs.check("node-rounds missing beyond the faults", float64(missing), float64(absent), "",
+				fmt.Sprintf("the faults explain up to %d over %d rounds: nodes down, or cut off from the master", absent, sy.Rounds))
+		}
 	}
 	judgeTrust(&cs, s)
 	s.Conditions, s.Status = cs, cs.status()

@@ -47,6 +47,9 @@ type realBackend struct {
 	load     hostload.Sample
 	reading  hostload.Reading
 	need     cpuNeed
+	// The faults: the run log they are logged to, and what was applied.
+	log    io.Writer
+	faults []RealFault
 }
 
 // newRealBackend builds the real world for sc: it refuses what the real
@@ -69,6 +72,7 @@ func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, p
 	}()
 	// The nodes' loops and the shaper log from their own goroutines.
 	logw := &lockedWriter{w: log}
+	b.log = logw
 	cfg := real.Config{Seed: sc.Seed, Log: logw, LogLevel: slog.LevelInfo, Serialize: true}
 	for _, n := range r.Nodes {
 		cfg.Nodes = append(cfg.Nodes, real.NodeConfig{Clock: n.Clock, Tracer: n.Tracer})
@@ -87,6 +91,9 @@ func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, p
 		}
 	}
 	if c := opts.Cluster; c != nil {
+		if len(r.Faults) > 0 {
+			return nil, fmt.Errorf("run %s as a cluster node: faults are injected on one machine's nodes only (the harness crashes, steps and slows the nodes it runs, and cuts links in its shaper): remove the faults: section, or run the scenario without --cluster", sc.Name)
+		}
 		if impaired(r) {
 			return nil, fmt.Errorf("run %s as a cluster node: the scenario's links have parameters (delay, loss, rate, ...), but a cluster runs on the ordinary network, which nothing impairs: remove them from its links section", sc.Name)
 		}
@@ -129,9 +136,18 @@ func (b *realBackend) run(ctx context.Context, bar *progress, _ func(time.Durati
 	// (a busy machine) does not shorten the protocol's run.
 	ctx, cancel := context.WithTimeout(ctx, b.duration)
 	defer cancel()
+	injected := make(chan []RealFault, 1)
+	if actions := b.faultActions(b.resolved.Faults); runErr == nil && len(actions) > 0 {
+		boot := start.Add(b.phases.Start)
+		go func() { injected <- inject(ctx, boot, actions, b.log) }()
+	} else {
+		injected <- nil
+	}
 	if runErr == nil {
 		waitReal(ctx, b.World, bar)
 	}
+	cancel()
+	b.faults = <-injected // before Stop: no fault touches a stopped world
 	b.phases.Run = time.Since(start) - b.phases.Start
 	// Stop returns a callback's panic, as waitReal saw it or later.
 	panicked := b.Stop()
@@ -182,6 +198,7 @@ func (b *realBackend) record(_ string, _ *Manifest, s *Summary) error {
 		TimestampSource: ts.Source(),
 		Rank:            b.rank,
 		Phases:          b.phases,
+		Faults:          b.faults,
 	}
 	if b.net != nil {
 		s.Real.Topology, s.Real.Impairment = string(b.net.lab.Kind()), b.net.impairment
@@ -229,9 +246,6 @@ func realRefusals(sc *scenario.Scenario, r *scenario.Resolved) error {
 	var errs []error
 	if len(r.Nodes) > maxRealNodes {
 		errs = append(errs, fmt.Errorf("%d nodes: the real backend runs at most %d nodes on one machine; set nodes: %d or fewer, or run it with --backend=sim", len(r.Nodes), maxRealNodes, maxRealNodes))
-	}
-	for _, f := range r.Faults {
-		errs = append(errs, fmt.Errorf("fault %s at %v: faults are injected only by the simulator so far; remove the faults: section, or run it with --backend=sim", f.Kind, f.At))
 	}
 	if sc.Impairment == scenario.ImpairNetem {
 		errs = append(errs, errors.New("impairment netem: the kernel netem path is not implemented (and this kernel has no netem qdisc); use impairment: userspace or auto"))
@@ -293,7 +307,7 @@ func startNetwork(sc *scenario.Scenario, r *scenario.Resolved, log io.Writer) (*
 	}
 	kind, impairment := netlab.Bridge, "none"
 	switch {
-	case impaired(r):
+	case impaired(r) || linkFaults(r):
 		kind, impairment = netlab.Relay, "userspace"
 	case len(r.Nodes) == 2:
 		kind = netlab.Direct
@@ -403,6 +417,14 @@ func (n *Network) stats(w *real.World) NetworkStats {
 	}
 	if out.QueueDrops > 0 {
 		out.Dropped["queue"] = out.QueueDrops
+	}
+	for _, st := range n.shaper.Stats() {
+		if st.Partitioned > 0 {
+			out.Dropped["partition"] += st.Partitioned
+		}
+		if st.LinkDown > 0 {
+			out.Dropped["linkdown"] += st.LinkDown
+		}
 	}
 	return out
 }

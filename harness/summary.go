@@ -69,6 +69,37 @@ type RealSummary struct {
 	Phases RealPhases `json:"phases"`
 	// CPUNeed is the CPU the run was estimated to need before it started.
 	CPUNeed float64 `json:"cpu_need_estimate"`
+	// Faults are the scenario's faults as the run applied them, in order.
+	Faults []RealFault `json:"faults,omitempty"`
+}
+
+// RealFault is one action of a scenario's faults as a real run applied it:
+// when it was due (from the nodes' boot, as the simulator counts), how late
+// it came, and its error, if any.
+type RealFault struct {
+	What   string        `json:"what"`
+	Due    time.Duration `json:"due_ns"`
+	LateNS int64         `json:"late_ns"`
+	Error  string        `json:"error,omitempty"`
+}
+
+// printRealFaults writes the faults a real run applied, one a line.
+func printRealFaults(w io.Writer, fs []RealFault) {
+	if len(fs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "faults: %d actions applied\n", len(fs))
+	for _, f := range fs {
+		fmt.Fprintf(w, "  at %v (%s late): %s%s\n", f.Due, FormatNS(float64(f.LateNS)), f.What, errSuffix(f.Error))
+	}
+}
+
+// errSuffix is ": e", or "" when e is.
+func errSuffix(e string) string {
+	if e == "" {
+		return ""
+	}
+	return ": " + e
 }
 
 // NetworkStats add up the link models' counters over every directed link.
@@ -126,6 +157,7 @@ func (r *Result) Print(w io.Writer) {
 	if rs := s.Real; rs != nil {
 		fmt.Fprintf(w, "ran %.3gs in real time (boot %s, stop %s) on %s links (impairment %s), timestamps %s\n",
 			s.Virtual, FormatNS(float64(rs.Phases.Start)), FormatNS(float64(rs.Phases.Stop)), rs.Topology, rs.Impairment, rs.TimestampSource)
+		printRealFaults(w, rs.Faults)
 	} else {
 		fmt.Fprintf(w, "simulated %.3gs in %v wall (%s), %s events, event-log hash %s\n",
 			s.Virtual, r.Wall.Round(time.Millisecond), speed(s.Virtual, r.Wall), Count(s.Events), s.EventHash)

@@ -2,6 +2,8 @@ package real
 
 import (
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // loop is a node's event loop: an unbounded FIFO of callbacks run one at a
@@ -9,12 +11,22 @@ import (
 // to its own loop and reader goroutines never stall on a slow node.
 type loop struct {
 	mu      sync.Mutex
-	queue   []func()
+	queue   []posted
 	closed  bool
 	wake    chan struct{}
 	done    chan struct{}
 	serial  *sync.Mutex // world-wide lock held around each callback, or nil
 	recover func(v any) // called with a panic value from a callback
+	// slow delays every callback by that many ns after its post (a
+	// slow_node fault); 0 runs them as soon as the loop gets to them.
+	slow atomic.Int64
+}
+
+// posted is a queued callback and, while the loop is slow, when it was
+// posted (ns on the monotonic clock; 0 otherwise).
+type posted struct {
+	f  func()
+	at time.Time
 }
 
 func newLoop(serial *sync.Mutex, recover func(any)) *loop {
@@ -31,7 +43,11 @@ func (l *loop) post(f func()) bool {
 		l.mu.Unlock()
 		return false
 	}
-	l.queue = append(l.queue, f)
+	var at time.Time
+	if l.slow.Load() > 0 {
+		at = time.Now()
+	}
+	l.queue = append(l.queue, posted{f, at})
 	l.mu.Unlock()
 	select {
 	case l.wake <- struct{}{}:
@@ -59,7 +75,7 @@ func (l *loop) stop(fromLoop bool) {
 
 func (l *loop) run() {
 	defer close(l.done)
-	var batch []func()
+	var batch []posted
 	for {
 		l.mu.Lock()
 		if l.closed {
@@ -72,13 +88,25 @@ func (l *loop) run() {
 			<-l.wake
 			continue
 		}
-		for i, f := range batch {
+		for i, p := range batch {
 			if l.isClosed() {
 				return
 			}
-			l.call(f)
-			batch[i] = nil
+			l.delay(p.at)
+			l.call(p.f)
+			batch[i] = posted{}
 		}
+	}
+}
+
+// delay waits until the loop's slowness has passed since a callback was
+// posted at at (zero: posted while the loop was not slow).
+func (l *loop) delay(at time.Time) {
+	if at.IsZero() {
+		return
+	}
+	if d := time.Duration(l.slow.Load()) - time.Since(at); d > 0 {
+		time.Sleep(d)
 	}
 }
 

@@ -106,7 +106,7 @@ func (c *packetConn) read(h world.PacketHandler) {
 		}
 		data := append([]byte(nil), buf[:size]...)
 		rxTrue := c.n.w.base.fromRealtime(rx.Time)
-		c.n.loop.post(func() {
+		c.n.lp().post(func() {
 			if c.closed.Load() {
 				return
 			}

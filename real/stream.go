@@ -90,6 +90,11 @@ type stream struct {
 	wake   chan struct{}
 	closed bool // closed locally: no more callbacks, sends fail
 	ended  bool // OnClose posted (or closed locally)
+	// open is set on the loop just before OnOpen: a send before it fails,
+	// as the simulator's does, so that nothing a handler sends while its
+	// dial is pending (a heartbeat) can reach the peer before what it
+	// sends in OnOpen (a hello).
+	open bool
 }
 
 func newStream(n *node, local, remote world.Addr, h world.StreamHandler) *stream {
@@ -106,7 +111,7 @@ func (n *node) Dial(to world.Addr, h world.StreamHandler) (world.Stream, error) 
 	s := newStream(n, world.Addr{Node: n.id}, to, h)
 	// The dial starts from the loop, so that a dial made in Start reaches
 	// nodes that boot after this one (loops run once every node started).
-	n.loop.post(func() { go s.dial(raddr, to) })
+	n.lp().post(func() { go s.dial(raddr, to) })
 	return s, nil
 }
 
@@ -144,8 +149,12 @@ func (s *stream) connected(c net.Conn) {
 	}
 	s.conn = c
 	s.mu.Unlock()
-	s.n.loop.post(func() {
-		if !s.isClosed() {
+	s.n.lp().post(func() {
+		s.mu.Lock()
+		closed := s.closed
+		s.open = true
+		s.mu.Unlock()
+		if !closed {
 			s.h.OnOpen(s)
 		}
 	})
@@ -180,7 +189,7 @@ func (s *stream) read(c net.Conn) {
 			s.end(fmt.Errorf("stream from %v: message cut short: %w", s.remote, err))
 			return
 		}
-		s.n.loop.post(func() {
+		s.n.lp().post(func() {
 			if !s.isClosed() {
 				s.h.OnMessage(s, msg)
 			}
@@ -240,7 +249,7 @@ func (s *stream) end(err error) {
 		c.Close()
 	}
 	s.signal()
-	s.n.loop.post(func() {
+	s.n.lp().post(func() {
 		if !s.isClosed() {
 			s.h.OnClose(s, err)
 		}
@@ -263,6 +272,9 @@ func (s *stream) Send(msg []byte) error {
 	defer s.mu.Unlock()
 	if s.closed || s.ended {
 		return fmt.Errorf("stream to %v: %w", s.remote, net.ErrClosed)
+	}
+	if !s.open {
+		return fmt.Errorf("send on stream to %v: not connected yet", s.remote)
 	}
 	s.queue = append(s.queue, append([]byte(nil), msg...))
 	s.signal()

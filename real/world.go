@@ -114,7 +114,7 @@ func (w *World) Start(newProgram func(world.NodeID) world.Program) error {
 		}
 	}
 	for _, n := range w.local() {
-		n.loop.start()
+		n.lp().start()
 	}
 	return errors.Join(errs...)
 }
@@ -259,9 +259,12 @@ type node struct {
 	cfg   NodeConfig
 	peers []world.NodeID
 	clock *hostClock
-	loop  *loop
-	rand  *rand.Rand
-	log   *slog.Logger
+	loop  atomic.Pointer[loop] // the running incarnation's; nil before boot
+	// incarnation counts the node's boots (Restart boots it again).
+	incarnation int
+	slow        time.Duration // SetSlow's, for a loop booted later
+	rand        *rand.Rand
+	log         *slog.Logger
 
 	timers timers   // touched only on the loop (and in Start, before it runs)
 	late   lateHist // how late the timers fired
@@ -272,14 +275,17 @@ type node struct {
 }
 
 func (n *node) boot(p world.Program) (err error) {
-	n.rand = rng.Stream(n.w.cfg.Seed, fmt.Sprintf("node/%d/program/1", n.id))
+	n.incarnation++
+	n.rand = rng.Stream(n.w.cfg.Seed, fmt.Sprintf("node/%d/program/%d", n.id, n.incarnation))
 	n.log = n.w.log.With("node", int(n.id))
 	var serial *sync.Mutex
 	if n.w.cfg.Serialize {
 		serial = &n.w.serial
 	}
-	n.loop = newLoop(serial, func(v any) { n.w.fail(n.id, v) })
-	n.loop.call(func() {
+	l := newLoop(serial, func(v any) { n.w.fail(n.id, v) })
+	l.slow.Store(int64(n.slow))
+	n.loop.Store(l)
+	l.call(func() {
 		if err = p.Start(n); err != nil {
 			n.log.Error("program failed to start", "err", err)
 		}
@@ -287,9 +293,12 @@ func (n *node) boot(p world.Program) (err error) {
 	return err
 }
 
+// lp is the node's loop.
+func (n *node) lp() *loop { return n.loop.Load() }
+
 func (n *node) shutdown() {
-	if n.loop != nil {
-		n.loop.stop(false)
+	if l := n.lp(); l != nil {
+		l.stop(false)
 	}
 	if n.timers.rt != nil {
 		n.timers.rt.Stop()
@@ -393,7 +402,7 @@ func (n *node) AfterFunc(d time.Duration, f func()) world.Timer {
 	q.seq++
 	t := &timer{seq: q.seq, f: f}
 	if d <= 0 {
-		n.loop.post(t.fire)
+		n.lp().post(t.fire)
 		return t
 	}
 	t.at = n.w.base.now() + int64(n.clock.trueAfter(d))
@@ -433,7 +442,7 @@ func (n *node) arm() {
 	q.next = q.h[0].at
 	wait := time.Duration(q.next - n.w.base.now())
 	if q.rt == nil {
-		q.rt = time.AfterFunc(wait, func() { n.loop.post(n.runTimers) })
+		q.rt = time.AfterFunc(wait, func() { n.lp().post(n.runTimers) })
 		return
 	}
 	q.rt.Reset(wait)

@@ -100,11 +100,12 @@ func TestRealRunInterrupted(t *testing.T) {
 		}
 	})
 
-	t.Run("SIGKILL then sweep", func(t *testing.T) {
-		// Impaired links: n0, n1 and the switch sw, where a shaper child
-		// relays.
-		cmd, made := start(t, "real2-onoff.yaml", 3, filepath.Join(t.TempDir(), "run"))
-		time.Sleep(time.Second)
+	// killAndSweep starts a run of the scenario file name (spaces
+	// namespaces, a shaper child), kills it with SIGKILL after wait and
+	// sweeps its namespaces.
+	killAndSweep := func(t *testing.T, name string, spaces int, wait time.Duration) {
+		cmd, made := start(t, name, spaces, filepath.Join(t.TempDir(), "run"))
+		time.Sleep(wait)
 		children := childrenOf(t, cmd.Process.Pid)
 		if len(children) == 0 {
 			t.Errorf("the run has no child process (the shaper's)")
@@ -137,7 +138,13 @@ func TestRealRunInterrupted(t *testing.T) {
 		if out, _ := exec.Command("ip", "link").Output(); strings.Contains(string(out), prefix) {
 			t.Errorf("links of %s left after the sweep:\n%s", prefix, out)
 		}
-	})
+	}
+	// Impaired links: n0, n1 and the switch sw, where a shaper child
+	// relays.
+	t.Run("SIGKILL then sweep", func(t *testing.T) { killAndSweep(t, "real2-onoff.yaml", 3, time.Second) })
+	// Eight nodes and the switch, killed while node 2 is crashed (5 s to
+	// 8 s) by the scenario's first fault.
+	t.Run("faults, SIGKILL then sweep", func(t *testing.T) { killAndSweep(t, "real8-faults.yaml", 9, 6*time.Second) })
 }
 
 // childrenOf returns the pids of the running processes whose parent is

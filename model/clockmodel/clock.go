@@ -203,6 +203,11 @@ func (c *Clock) periodicFreq(t int64) float64 {
 	return c.periodicPPM * math.Sin(c.periodicAngle(t))
 }
 
+// Horizon returns the latest true time the clock has been queried at
+// (math.MinInt64 before the first query): the earliest time AddStep
+// accepts.
+func (c *Clock) Horizon() int64 { return c.horizon }
+
 // see records t as queried.
 func (c *Clock) see(t int64) {
 	c.horizon = max(c.horizon, t)

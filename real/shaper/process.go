@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime/debug"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -56,9 +57,12 @@ type childReport struct {
 // StartProcess). Stop it once.
 type Process struct {
 	cmd    *exec.Cmd
-	stdin  io.WriteCloser
 	stdout *bufio.Reader
 	report childReport
+
+	mu      sync.Mutex     // around stdin: SetCut and Stop
+	stdin   io.WriteCloser // the child's commands; closing it stops the child
+	stopped bool
 }
 
 // StartProcess starts a shaper over ports (made by OpenPacketPort) in a
@@ -210,8 +214,43 @@ func (p *Process) wait() error {
 // Stop stops the child's shaper, waits for the child to exit and returns
 // Run's error. Info and Stats then give the child's last figures.
 func (p *Process) Stop() error {
+	p.mu.Lock()
+	p.stopped = true
 	p.stdin.Close()
+	p.mu.Unlock()
 	return p.wait()
+}
+
+// SetCut is Shaper.SetCut in the child: it hands the child the command
+// and returns; the child applies it within microseconds, and logs a
+// command it cannot apply.
+func (p *Process) SetCut(from, to int, why Cut, on bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return fmt.Errorf("shaper: cut %d->%d: the shaper has stopped", from, to)
+	}
+	if _, err := fmt.Fprintf(p.stdin, "cut %d %d %d %t\n", from, to, why, on); err != nil {
+		return fmt.Errorf("shaper: cut %d->%d: %w", from, to, err)
+	}
+	return nil
+}
+
+// commands applies the parent's commands, one a line ("cut FROM TO WHY
+// ON", see Process.SetCut), until in ends.
+func commands(in io.Reader, s *Shaper, log *slog.Logger) {
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		var from, to, why int
+		var on bool
+		if _, err := fmt.Sscanf(sc.Text(), "cut %d %d %d %t", &from, &to, &why, &on); err != nil {
+			log.Error("shaper child: malformed command", "line", sc.Text(), "err", err)
+			continue
+		}
+		if err := s.SetCut(from, to, Cut(why), on); err != nil {
+			log.Error("shaper child", "err", err)
+		}
+	}
 }
 
 // Info returns how the child's shaper ran; valid after Stop.
@@ -296,7 +335,7 @@ func childMain(stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
 	go func() {
-		io.Copy(io.Discard, stdin) // returns when the parent closes it or dies
+		commands(stdin, s, log) // returns when the parent closes it or dies
 		cancel()
 	}()
 	if cc.Legacy {

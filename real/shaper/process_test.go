@@ -5,6 +5,7 @@ package shaper
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -310,5 +311,79 @@ func TestPacketPortAllocatesNothing(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestProcessCut cuts the link 0->1 in a shaper child (a partition, then
+// a link flap on top of it): nothing gets through while any cut holds,
+// the child counts the frames each cut dropped, the reverse link stays
+// open, and lifting the cuts opens the link again.
+func TestProcessCut(t *testing.T) {
+	lab, ports := relayPorts(t, 2)
+	var log bytes.Buffer
+	p, err := StartProcess(ports, Config{Links: only(netem.Params{}), Seed: 7}, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			p.Stop()
+		}
+	})
+	tx, rx := udpPair(t, lab, 0, 1)
+	back, backRx := udpPair(t, lab, 1, 0)
+	warmUp(t, tx, rx)
+	warmUp(t, back, backRx)
+	got := func(tx, rx *net.UDPConn) int {
+		_, recv := blast(t, tx, rx, 50, 64, 10, time.Millisecond)
+		n := 0
+		for _, r := range recv {
+			if !r.IsZero() {
+				n++
+			}
+		}
+		return n
+	}
+	cut := func(why Cut, on bool) {
+		t.Helper()
+		if err := p.SetCut(0, 1, why, on); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // the child applies it in µs
+	}
+	cut(CutPartition, true)
+	cut(CutLinkDown, true)
+	if n := got(tx, rx); n != 0 {
+		t.Errorf("partitioned and down: %d of 50 datagrams 0->1 arrived, want none", n)
+	}
+	cut(CutPartition, false)
+	if n := got(tx, rx); n != 0 {
+		t.Errorf("still down: %d of 50 datagrams 0->1 arrived, want none", n)
+	}
+	if n := got(back, backRx); n != 50 {
+		t.Errorf("%d of 50 datagrams 1->0 arrived while 0->1 was cut, want all", n)
+	}
+	cut(CutLinkDown, false)
+	if n := got(tx, rx); n != 50 {
+		t.Errorf("after the cuts were lifted: %d of 50 datagrams 0->1 arrived, want all", n)
+	}
+	if err := p.SetCut(0, 0, CutPartition, true); err != nil {
+		t.Fatal(err) // the child refuses it, and logs
+	}
+	stopped = true
+	if err := p.Stop(); err != nil {
+		t.Fatalf("Stop: %v\nchild's log:\n%s", err, log.String())
+	}
+	if err := p.SetCut(0, 1, CutPartition, true); err == nil {
+		t.Error("SetCut after Stop: no error")
+	}
+	for _, st := range p.Stats() {
+		if st.From == 0 && st.To == 1 && (st.Partitioned < 50 || st.LinkDown < 50) {
+			t.Errorf("0->1: %d frames dropped by the partition, %d by the link being down; want at least 50 each", st.Partitioned, st.LinkDown)
+		}
+	}
+	if !strings.Contains(log.String(), "no such link") {
+		t.Errorf("child's log lacks the refused cut of 0->0:\n%s", log.String())
 	}
 }

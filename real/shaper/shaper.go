@@ -50,6 +50,44 @@ type dlink struct {
 
 	written, writeDropped atomic.Uint64
 	late                  lateness
+
+	// cut counts, by Cut, the faults that cut the link now; cutDropped
+	// the frames dropped because of them.
+	cut        [numCuts]atomic.Int32
+	cutDropped [numCuts]atomic.Uint64
+}
+
+// Cut is why a fault cuts a directed link (see SetCut).
+type Cut int
+
+// The cuts.
+const (
+	CutPartition Cut = iota // its nodes are in different groups of a partition
+	CutLinkDown             // the link is down (a link flap)
+	numCuts
+)
+
+// SetCut cuts the directed link from → to for why (on) or lifts one such
+// cut (off): while any cut holds, every frame offered to the link is
+// dropped before the link model sees it, and counted (LinkStats.Partitioned,
+// LinkDown); frames the link holds already are still delivered. Cuts
+// nest: a link cut twice for one reason (two overlapping flaps) stays cut
+// until both are lifted. It may be called while Run runs.
+func (s *Shaper) SetCut(from, to int, why Cut, on bool) error {
+	if from < 0 || to < 0 || from >= len(s.links) || to >= len(s.links) || from == to {
+		return fmt.Errorf("shaper: cut %d->%d: no such link among %d ports", from, to, len(s.links))
+	}
+	if why < 0 || why >= numCuts {
+		return fmt.Errorf("shaper: cut %d->%d: unknown reason %d", from, to, why)
+	}
+	c := &s.links[from][to].cut[why]
+	if on {
+		c.Add(1)
+	} else if c.Add(-1) < 0 {
+		c.Add(1)
+		return fmt.Errorf("shaper: lift a cut of %d->%d that is not there", from, to)
+	}
+	return nil
 }
 
 // Shaper relays frames between ports through the directed links of
@@ -302,6 +340,12 @@ func (s *Shaper) learn(mac [6]byte, in int) {
 // send offers frame to dl at now and queues a copy per delivery; see
 // scheduler.push for wake.
 func (s *Shaper) send(sched *scheduler, dl *dlink, frame []byte, now int64, wake bool) {
+	for why := range dl.cut {
+		if dl.cut[why].Load() > 0 {
+			dl.cutDropped[why].Add(1)
+			return
+		}
+	}
 	dl.mu.Lock()
 	if dl.link == nil {
 		dl.unrouted++

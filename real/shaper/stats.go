@@ -32,7 +32,10 @@ type LinkStats struct {
 	Unrouted     uint64 // frames dropped because the pair has no link
 	Written      uint64 // copies written to the output port
 	WriteDropped uint64 // copies the output port dropped (ErrFrameDropped)
-	Late         Lateness
+	// Partitioned and LinkDown count the frames dropped while a fault cut
+	// the link (SetCut), before the link model saw them.
+	Partitioned, LinkDown uint64
+	Late                  Lateness
 }
 
 // Stats returns the counters of every ordered pair of distinct nodes, in
@@ -52,6 +55,7 @@ func (s *Shaper) Stats() []LinkStats {
 			st.Unrouted = dl.unrouted
 			dl.mu.Unlock()
 			st.Written, st.WriteDropped = dl.written.Load(), dl.writeDropped.Load()
+			st.Partitioned, st.LinkDown = dl.cutDropped[CutPartition].Load(), dl.cutDropped[CutLinkDown].Load()
 			st.Late = dl.late.summary()
 			out = append(out, st)
 		}
