@@ -154,13 +154,14 @@ func TestFailedRunLeavesNoDirectory(t *testing.T) {
 
 func TestBackends(t *testing.T) {
 	sc := parse(t, small)
+	// The kernel's netem path does not exist: the real backend refuses it
+	// up front, naming it, before it builds anything.
+	sc.Impairment = scenario.ImpairNetem
 	tests := []struct {
 		backend string
 		wantErr string
 	}{
-		// small has faults, which only the simulator injects: refused up
-		// front, naming the fault.
-		{"real", "fault crash at 500ms: faults are injected only by the simulator so far"},
+		{"real", "impairment netem: the kernel netem path is not implemented"},
 		{"quantum", `unknown backend "quantum"`},
 	}
 	for _, tc := range tests {
