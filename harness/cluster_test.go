@@ -7,11 +7,14 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chronosync/chronosync/estimate"
 	"github.com/chronosync/chronosync/probe"
+	"github.com/chronosync/chronosync/scenario"
 )
 
 // cluster2 is a two-node sync cluster on loopback (no namespaces, no root).
@@ -105,4 +108,49 @@ func TestClusterBadInput(t *testing.T) {
 			t.Errorf("malformed = %d, want the garbage datagrams (up to 50) counted", malformed)
 		}
 	})
+}
+
+// TestClusterEstimateRanks runs a two-rank cluster on loopback, node 1
+// injected 1 ms off: the master's own run has truth for the reference
+// alone (node 1 is named, its errors unknown, never zeros), and merging
+// rank 1's run directory measures what the master exported on node 1 too,
+// with its calibration.
+func TestClusterEstimateRanks(t *testing.T) {
+	c, addrs := loopbackCluster(t)
+	sc := *c.Scenario
+	sc.Duration = 6 * time.Second // rounds from converged_from (3) on
+	sc.Clocks.Nodes = []scenario.NodeClock{{Node: 1, ClockSpec: scenario.ClockSpec{Offset: scenario.Fixed(time.Millisecond)}}}
+	dirs := []string{filepath.Join(t.TempDir(), "rank0"), filepath.Join(t.TempDir(), "rank1")}
+	errs := make(chan error, 2)
+	for rank := range 2 {
+		go func() {
+			_, err := Run(&sc, Options{Out: dirs[rank], Backend: "real", Context: context.Background(),
+				Cluster: &ClusterNode{Addresses: addrs, Rank: rank}})
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	alone, err := Estimate(dirs[0], EstimateOptions{NoWrite: true, Estimators: []estimate.Kind{estimate.SVM}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := alone[0].Accuracy; a == nil || !slices.Equal(a.NoTruth, []int{1}) || a.OffsetError.N != 0 {
+		t.Errorf("master's run alone: accuracy %+v; want node 1 without truth and no error counted", a)
+	}
+	merged, err := Estimate(dirs[0], EstimateOptions{NoWrite: true, Estimators: []estimate.Kind{estimate.SVM}, Ranks: dirs[1:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := merged[0]
+	t.Logf("%s: |error| p50 %.0f p99 %.0f max %.0f ns; calibration %+v", ex.Estimator, ex.Accuracy.OffsetError.P50, ex.Accuracy.OffsetError.P99, ex.Accuracy.OffsetError.Max, ex.Calibration)
+	if a := ex.Accuracy; len(a.NoTruth) != 0 || a.OffsetError.N == 0 || a.OffsetError.Max > 1000 {
+		t.Errorf("merged: accuracy %+v; want node 1 measured, every error under 1 µs", a)
+	}
+	if cal := ex.Calibration; cal == nil || cal.Points == 0 {
+		t.Errorf("merged: calibration %+v; want node-round points", cal)
+	}
 }

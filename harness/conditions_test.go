@@ -112,7 +112,7 @@ func TestPrintCalibration(t *testing.T) {
 		{22.0 / 24, "reported σ: 22 of 24 node-round errors within 3σ (91.7 %), worst 2.00 σ: NOT CALIBRATED, want ≥ 99 %", ""},
 	} {
 		var b bytes.Buffer
-		printCalibration(&b, &groundtruth.Calibration{Points: 24, Within3: tc.within, Sigmas: stats.Summary{Max: 2}})
+		PrintCalibration(&b, &groundtruth.Calibration{Points: 24, Within3: tc.within, Sigmas: stats.Summary{Max: 2}})
 		if !strings.Contains(b.String(), tc.want) || (tc.not != "" && strings.Contains(b.String(), tc.not)) {
 			t.Errorf("printed %q, want %q and no %q", b.String(), tc.want, tc.not)
 		}

@@ -42,6 +42,9 @@ type EstimateResult struct {
 	// Accuracy against truth.jsonl; nil when the run has no ground truth
 	// (a real run).
 	Accuracy *groundtruth.Accuracy
+	// Calibration is, for what the run exported, whether its reported σ
+	// contain its errors; nil for the estimators re-run here.
+	Calibration *groundtruth.Calibration
 	// GraphCalc is the wall time of each round's solve, ns.
 	GraphCalc stats.Summary
 	Files     []string // files written
@@ -94,8 +97,10 @@ func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("estimate %s: %w", dir, err)
 		}
-		acc := groundtruth.Evaluate(exported, truth, int(cfg.Reference), uint64(sc.Protocol.Sync.ConvergedFrom))
-		results = append(results, EstimateResult{Estimator: "exported (" + string(cfg.Estimate.Kind) + ")", Accuracy: &acc})
+		from := uint64(sc.Protocol.Sync.ConvergedFrom)
+		acc := groundtruth.Evaluate(exported, truth, int(cfg.Reference), from)
+		cal := groundtruth.Calibrate(exported, truth, int(cfg.Reference), from)
+		results = append(results, EstimateResult{Estimator: "exported (" + string(cfg.Estimate.Kind) + ")", Accuracy: &acc, Calibration: &cal})
 	}
 	kinds := o.Estimators
 	if len(kinds) == 0 {

@@ -47,7 +47,7 @@ func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
 	printAccuracy(w, fmt.Sprintf("from round %d", sy.ConvergedFrom), rows)
 	fmt.Fprintf(w, "  from round %d: the scenario's converged_from (earlier rounds are warm-up); converged at: the first round from which every round's worst |offset error| stays under %s\n",
 		sy.ConvergedFrom, strings.Replace(FormatNS(groundtruth.ConvergedBound), ".00 ", " ", 1))
-	printCalibration(w, sy.Calibration)
+	PrintCalibration(w, sy.Calibration)
 	printWarnings(w, c.Warnings)
 }
 
@@ -135,9 +135,10 @@ func converged(r uint64) string {
 	return fmt.Sprintf("round %d", r)
 }
 
-// printCalibration writes whether the exported uncertainties contain the
-// errors (see groundtruth.Calibration), and says plainly when they do not.
-func printCalibration(w io.Writer, c *groundtruth.Calibration) {
+// PrintCalibration writes whether the exported uncertainties contain the
+// errors (see groundtruth.Calibration), and says plainly when they do not;
+// nothing for a calibration without points.
+func PrintCalibration(w io.Writer, c *groundtruth.Calibration) {
 	if c == nil || c.Points == 0 {
 		return
 	}

@@ -110,6 +110,12 @@ func printEstimates(w io.Writer, res []harness.EstimateResult) {
 		fmt.Fprintln(w, "errors from the scenario's converged_from round on; converged at: the first round from which every round's worst |offset error| stays under 1 µs")
 	}
 	for _, r := range res {
+		if r.Calibration != nil && r.Calibration.Points > 0 {
+			fmt.Fprintf(w, "%s:\n", r.Estimator)
+			harness.PrintCalibration(w, r.Calibration)
+		}
+	}
+	for _, r := range res {
 		for _, f := range r.Files {
 			fmt.Fprintf(w, "wrote %s\n", f)
 		}
