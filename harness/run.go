@@ -52,6 +52,8 @@ type Options struct {
 
 	// protocol replaces the scenario's protocol (tests only).
 	protocol protocol
+	// memAvailable replaces the machine's available memory (tests only).
+	memAvailable func() (int64, error)
 }
 
 // Result is what a run produced.
@@ -75,6 +77,11 @@ func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 	run := *sc
 	if opts.Seed != nil {
 		run.Seed = *opts.Seed
+	}
+	if opts.Backend != "real" {
+		if err := checkMemory(&run, opts.memAvailable); err != nil {
+			return nil, err
+		}
 	}
 	out := opts.Out
 	if out == "" {

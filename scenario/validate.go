@@ -87,6 +87,9 @@ func (v *validator) top() {
 	if s.Nodes < 1 {
 		v.addf("nodes", "%d nodes; expected at least 1", s.Nodes)
 	}
+	if s.Nodes > MaxNodes {
+		v.addf("nodes", "%d nodes: too large; expected at most %d", s.Nodes, MaxNodes)
+	}
 }
 
 func (v *validator) clocks() {
@@ -179,6 +182,9 @@ func (v *validator) topology() {
 		}
 	} else if t.Hub != 0 {
 		v.addf("topology.hub", "hub applies only to kind star, not %q", t.Kind)
+	}
+	if e := v.s.EdgeCount(); e > MaxEdges {
+		v.addf("topology.kind", "%s on %d nodes has %d directed edges: too many; expected at most %d (use ring, star or random_regular, or fewer nodes)", t.Kind, n, e, MaxEdges)
 	}
 	if t.Kind == RandomRegular {
 		if t.Degree < 1 || t.Degree >= n || n*t.Degree%2 != 0 {

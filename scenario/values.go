@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -92,12 +93,55 @@ func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) 
 const durationHelp = "expected a duration like 50us, 2ms or 1s (units ns, us, µs, ms, s, m, h)"
 
 // parseDuration parses Go duration syntax ("1.5ms", "50us", "-2ms", "0").
+// A well-formed duration beyond what an int64 of nanoseconds holds (about
+// 292 years) is "too large", not malformed.
 func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
+		if tooLarge(strings.TrimSpace(s)) {
+			return 0, fmt.Errorf("duration %q too large; expected at most %v", s, time.Duration(math.MaxInt64))
+		}
 		return 0, fmt.Errorf("malformed duration %q; %s", s, durationHelp)
 	}
 	return d, nil
+}
+
+// unitNS is a unit of Go duration syntax in ns.
+func unitNS(u string) float64 {
+	switch u {
+	case "ns":
+		return 1
+	case "us", "µs", "μs":
+		return 1e3
+	case "ms":
+		return 1e6
+	case "s":
+		return 1e9
+	case "m":
+		return 60e9
+	}
+	return 3600e9 // h
+}
+
+// tooLarge reports whether s is well-formed duration syntax whose value
+// does not fit in a time.Duration.
+func tooLarge(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	term := regexp.MustCompile(`^(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)`)
+	var ns float64
+	for s != "" {
+		m := term.FindStringSubmatch(s)
+		if m == nil {
+			return false
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			return false
+		}
+		ns += v * unitNS(m[2])
+		s = s[len(m[0]):]
+	}
+	return ns > math.MaxInt64
 }
 
 // formatDuration writes d in the largest of s, ms, us and ns that holds it

@@ -137,8 +137,11 @@ func New(p Params, rng *rand.Rand) (*Link, error) {
 		l.gap = 1 // tc: "reorder" without "gap" sends gap 1
 	}
 	// Held packets never exceed limit+1 (a duplicate can pass the limit
-	// check together with its original); larger limits grow on demand.
-	l.q = newTimeQueue(min(l.limit+2, 1<<14))
+	// check together with its original). The queue starts small and grows
+	// on demand: most links hold a few packets at a time, and a scenario
+	// of millions of links cannot afford a full queue each (8 KB at the
+	// default limit).
+	l.q = newTimeQueue(min(l.limit+2, 16))
 	l.cross = newCrossGen(p.Cross, p.Rate.BitsPerSecond, rand.New(rand.NewPCG(s1, s2)))
 	return l, nil
 }

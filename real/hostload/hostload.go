@@ -176,3 +176,29 @@ func rusage(who int) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// MemAvailable returns the kernel's estimate of the memory available for
+// starting new applications without swapping (/proc/meminfo's
+// MemAvailable), in bytes.
+func MemAvailable() (int64, error) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, fmt.Errorf("hostload: %w", err)
+	}
+	return ParseMemAvailable(b)
+}
+
+// ParseMemAvailable reads MemAvailable from the text of /proc/meminfo.
+func ParseMemAvailable(b []byte) (int64, error) {
+	for line := range bytes.Lines(b) {
+		f := bytes.Fields(line)
+		if len(f) >= 2 && string(f[0]) == "MemAvailable:" {
+			kb, err := strconv.ParseInt(string(f[1]), 10, 64)
+			if err != nil || kb < 0 || (len(f) > 2 && string(f[2]) != "kB") {
+				return 0, fmt.Errorf("hostload: /proc/meminfo: malformed line %q", bytes.TrimSpace(line))
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("hostload: /proc/meminfo: no MemAvailable line")
+}

@@ -62,3 +62,27 @@ func TestOwnCPU(t *testing.T) {
 		t.Errorf("reading %+v: want CPUs ≥ 1 and a busy share in (0, 1]", r)
 	}
 }
+
+func TestParseMemAvailable(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{"MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   23000000 kB\n", 23000000 << 10, ""},
+		{"MemTotal: 1 kB\n", 0, "no MemAvailable line"},
+		{"MemAvailable: lots kB\n", 0, "malformed line"},
+		{"MemAvailable: -5 kB\n", 0, "malformed line"},
+	} {
+		got, err := ParseMemAvailable([]byte(tc.in))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: err %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+}
