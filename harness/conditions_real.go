@@ -155,7 +155,7 @@ func (b *realBackend) judge(s *Summary) {
 		cs.check("CPU pressure", h.Pressure, maxPressure, "share",
 			fmt.Sprintf("wall time in which some runnable task waited for a CPU (PSI); CPUs %.0f %% busy, this run used %.2f CPUs", 100*h.Busy, h.OwnCPU))
 	}
-	own := float64(b.Drops())
+	own := float64(b.Drops() + b.BacklogDrops())
 	if b.net != nil && b.net.shaper != nil {
 		for _, st := range b.net.shaper.Stats() {
 			own += float64(st.WriteDropped + st.Unrouted)

@@ -406,6 +406,9 @@ func (n *Network) stats(w *real.World) NetworkStats {
 	if d := w.Drops(); d > 0 {
 		out.Dropped["unknown_sender_or_read_error"] = d
 	}
+	if d := w.BacklogDrops(); d > 0 {
+		out.Dropped["loop_backlog"] = d
+	}
 	if n.shaper == nil {
 		return out
 	}

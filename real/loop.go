@@ -20,6 +20,9 @@ type loop struct {
 	// slow delays every callback by that many ns after its post (a
 	// slow_node fault); 0 runs them as soon as the loop gets to them.
 	slow atomic.Int64
+	// backlog holds a token for each callback from the network queued
+	// (postNet).
+	backlog chan struct{}
 }
 
 // posted is a queued callback and, while the loop is slow, when it was
@@ -29,8 +32,40 @@ type posted struct {
 	at time.Time
 }
 
+// maxBacklog bounds the callbacks from the network (datagrams, stream
+// messages) a loop holds: a node that cannot keep up must not hold an
+// unbounded queue of what its peers sent.
+const maxBacklog = 1 << 16
+
 func newLoop(serial *sync.Mutex, recover func(any)) *loop {
-	return &loop{wake: make(chan struct{}, 1), done: make(chan struct{}), serial: serial, recover: recover}
+	return &loop{wake: make(chan struct{}, 1), done: make(chan struct{}), serial: serial, recover: recover,
+		backlog: make(chan struct{}, maxBacklog)}
+}
+
+// postNet posts f, a callback from the network, within maxBacklog. With
+// wait (a stream's reader) it waits for room, so that TCP's flow control
+// holds the sender back; without (a datagram's reader) it drops f when
+// the loop is full. It reports false when f was not posted (dropped, or
+// the loop stopped).
+func (l *loop) postNet(f func(), wait bool) bool {
+	if wait {
+		select {
+		case l.backlog <- struct{}{}:
+		case <-l.done:
+			return false
+		}
+	} else {
+		select {
+		case l.backlog <- struct{}{}:
+		default:
+			return false
+		}
+	}
+	if !l.post(func() { <-l.backlog; f() }) {
+		<-l.backlog
+		return false
+	}
+	return true
 }
 
 // start starts the loop's goroutine; what was posted before runs first.

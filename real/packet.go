@@ -106,12 +106,17 @@ func (c *packetConn) read(h world.PacketHandler) {
 		}
 		data := append([]byte(nil), buf[:size]...)
 		rxTrue := c.n.w.base.fromRealtime(rx.Time)
-		c.n.lp().post(func() {
+		posted := c.n.lp().postNet(func() {
 			if c.closed.Load() {
 				return
 			}
 			h(world.Packet{From: src, To: c.addr, Data: data, RxTime: world.Time(c.n.clock.at(rxTrue))})
-		})
+		}, false)
+		if !posted && !c.closed.Load() {
+			if c.n.w.backlogDrops.Add(1) == 1 {
+				c.n.log.Warn("datagram dropped: the node's loop holds its limit of callbacks from the network", "limit", maxBacklog, "port", c.addr.Port)
+			}
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -184,17 +185,44 @@ func (s *stream) read(c net.Conn) {
 			s.end(fmt.Errorf("stream from %v: message of %d bytes over the %d limit", s.remote, size, world.MaxMessageSize))
 			return
 		}
-		msg := make([]byte, size)
-		if _, err := io.ReadFull(r, msg); err != nil {
+		msg, err := readMessage(r, int(size))
+		if err != nil {
 			s.end(fmt.Errorf("stream from %v: message cut short: %w", s.remote, err))
 			return
 		}
-		s.n.lp().post(func() {
+		// Waits while the loop holds its limit of callbacks from the
+		// network: the peer's sends then wait on TCP's window.
+		if !s.n.lp().postNet(func() {
 			if !s.isClosed() {
 				s.h.OnMessage(s, msg)
 			}
-		})
+		}, true) {
+			return // the loop stopped
+		}
 	}
+}
+
+// readChunk is how much of a message readMessage allocates ahead of the
+// bytes that arrived.
+const readChunk = 64 << 10
+
+// readMessage reads a message of size bytes from r, allocating as its
+// bytes arrive rather than the size a peer declared up front: a peer that
+// declares 16 MiB and sends 64 bytes costs 64 KiB, not 16 MiB.
+func readMessage(r io.Reader, size int) ([]byte, error) {
+	msg := make([]byte, 0, min(size, readChunk))
+	for len(msg) < size {
+		if len(msg) == cap(msg) {
+			msg = slices.Grow(msg, min(size-len(msg), max(len(msg), readChunk)))
+		}
+		n := min(cap(msg), size)
+		k, err := io.ReadFull(r, msg[len(msg):n])
+		msg = msg[:len(msg)+k]
+		if err != nil {
+			return nil, err
+		}
+	}
+	return msg, nil
 }
 
 func (s *stream) write(c net.Conn) {

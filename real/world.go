@@ -39,6 +39,9 @@ type World struct {
 	failure error
 
 	drops atomic.Uint64 // datagrams from unknown senders, read errors
+	// backlogDrops counts datagrams dropped because their node's loop
+	// held maxBacklog callbacks from the network already.
+	backlogDrops atomic.Uint64
 
 	// warm holds a timestamping socket open for the whole run: the kernel
 	// turns receive timestamps on for the machine asynchronously when the
@@ -217,6 +220,11 @@ func (w *World) HostTrueTime(i world.NodeID, local int64) int64 {
 // Drops returns how many datagrams were dropped on receipt: from an
 // address that is no node's, or lost to a read error.
 func (w *World) Drops() uint64 { return w.drops.Load() }
+
+// BacklogDrops returns how many datagrams were dropped because their
+// node's loop could not keep up (it held its limit of callbacks from the
+// network).
+func (w *World) BacklogDrops() uint64 { return w.backlogDrops.Load() }
 
 // TimerLateness returns how late the timers of this process's nodes fired
 // (true time run minus true time due), over the run so far.
