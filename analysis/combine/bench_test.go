@@ -170,11 +170,12 @@ func BenchmarkRewriteLine(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	planes, _, err := splitSpace(data)
+	checks := newWireChecks()
+	planes, _, err := splitSpace(data, checks)
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := parsePlane(planes[0])
+	p, err := parsePlane(planes[0], checks)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -185,9 +186,11 @@ func BenchmarkRewriteLine(b *testing.B) {
 		b.Fatal(err)
 	}
 	var added []added
-	pj := &planeJob{p: p, path: inputs[0].Trace, name: p.name, ns: ns, uncID: p.addStat(statUncertainty, &added)}
+	pj := &planeJob{p: p, path: inputs[0].Trace, name: p.name, ns: ns, checks: checks, uncID: p.addStat(statUncertainty, &added)}
 	pj.hloID, pj.collectives = p.statID(statHloOp)
-	p.prepareJSON()
+	if err := p.prepareJSON(); err != nil {
+		b.Fatal(err)
+	}
 	for _, json := range []bool{false, true} {
 		name := "xplane"
 		if json {

@@ -40,6 +40,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/renameio/v2"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -135,6 +136,9 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 	if o.Output == "" {
 		return nil, errors.New("combine: no output path")
 	}
+	if !utf8.ValidString(o.PlanePrefix) {
+		return nil, fmt.Errorf("combine: plane prefix %q is not valid UTF-8", o.PlanePrefix)
+	}
 	seen := map[int]string{}
 	for _, in := range inputs {
 		if prev, ok := seen[in.Node]; ok {
@@ -145,7 +149,7 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 	inputs = slices.Clone(inputs)
 	slices.SortStableFunc(inputs, func(a, b Input) int { return a.Node - b.Node })
 
-	c := &combiner{o: o, md: Metadata{Corrected: !o.NoCorrection, MemoryBound: MemoryBound}}
+	c := &combiner{o: o, md: Metadata{Corrected: !o.NoCorrection, MemoryBound: MemoryBound}, checks: newWireChecks()}
 	if err := c.loadOffsets(); err != nil {
 		return nil, err
 	}
@@ -214,6 +218,7 @@ type combiner struct {
 	names     map[string]string // output plane name → the input it came from
 	hosts     []string
 	metaNames []string      // the names of the clock_metadata planes, written last
+	checks    *wireChecks   // what the rewriter copies unparsed is checked with
 	tc        *transcoder   // the main goroutine's scratch
 	tcs       []*transcoder // each line goroutine's (tcs[0] is tc)
 	workers   int
@@ -378,7 +383,7 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 	if err != nil {
 		return err
 	}
-	planes, hosts, err := splitSpace(data)
+	planes, hosts, err := splitSpace(data, c.checks)
 	if err != nil {
 		return c.locate(in, data)
 	}
@@ -387,10 +392,16 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 	}
 	parsed := make([]*wirePlane, len(planes))
 	for i, b := range planes {
-		if parsed[i], err = parsePlane(b); err != nil {
-			return c.locate(in, data)
+		if parsed[i], err = parsePlane(b, c.checks); err != nil {
+			if errors.Is(err, errWire) {
+				return c.locate(in, data)
+			}
+			return fmt.Errorf("combine: %s: %w", in.Trace, err)
 		}
 		if err := c.checkWireNode(in, ns, parsed[i]); err != nil {
+			if errors.Is(err, errWire) {
+				return c.locate(in, data)
+			}
 			return err
 		}
 	}
@@ -434,23 +445,28 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 	return nil
 }
 
-// locate parses a trace the wire parser refused, for an error that says
-// where it breaks.
+// locate checks a trace the wire parser refused, without decoding it, for
+// an error that says where it breaks.
 func (c *combiner) locate(in Input, data []byte) error {
-	if err := xspace.Unmarshal(data, &xplanepb.XSpace{}); err != nil {
+	if err := c.checks.space.Check(data); err != nil {
 		return fmt.Errorf("combine: read %s: %w", in.Trace, err)
 	}
 	return fmt.Errorf("combine: %s: %w", in.Trace, errWire)
 }
 
-// splitSpace returns an XSpace's planes (message bytes) and host names.
-func splitSpace(b []byte) (planes [][]byte, hosts []string, err error) {
+// splitSpace returns an XSpace's planes (message bytes) and host names,
+// checking with checks every field but its planes, which parsePlane
+// checks.
+func splitSpace(b []byte, checks *wireChecks) (planes [][]byte, hosts []string, err error) {
 	for len(b) > 0 {
 		f, rest, err := next(b)
 		if err != nil {
 			return nil, nil, err
 		}
 		b = rest
+		if f.num != fSpacePlanes && !checks.space.Valid(f.raw) {
+			return nil, nil, errWire
+		}
 		switch {
 		case f.num == fSpacePlanes && f.typ == protowire.BytesType:
 			planes = append(planes, f.data)
@@ -465,11 +481,19 @@ func splitSpace(b []byte) (planes [][]byte, hosts []string, err error) {
 // number of nodes the plane declares (a world_size stat) in ns.
 func (c *combiner) checkWireNode(in Input, ns *nodeState, p *wirePlane) error {
 	for _, st := range p.pstats {
-		id, v, ok := statValue(st, p)
-		if !ok {
+		id, val, err := statOf(st)
+		if err != nil {
+			return err
+		}
+		name := p.stats[id]
+		if name != statNodeID && name != StatWorldSize && name != "run_id" {
 			continue
 		}
-		switch p.stats[id] {
+		v, err := p.statText(id, val)
+		if err != nil {
+			return fmt.Errorf("combine: %s: plane %s: %w", in.Trace, p.name, err)
+		}
+		switch name {
 		case statNodeID:
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n != int64(in.Node) {
 				return fmt.Errorf("combine: node id mismatch: %s records node %d, given as node %d", in.Trace, n, in.Node)

@@ -30,8 +30,9 @@ type planeJob struct {
 	pid          int64
 	node         int
 	json, print  bool
-	sortLines    bool       // Options.sortLines
-	ns           *nodeState // its alignment setup and time bases only
+	sortLines    bool        // Options.sortLines
+	ns           *nodeState  // its alignment setup and time bases only
+	checks       *wireChecks // for the line and event fields copied unparsed
 }
 
 // lineOut is one rewritten line, merged into the node's state in order.

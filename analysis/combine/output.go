@@ -48,6 +48,7 @@ func writePlaneJSON(t *traceJSON, p *xplanepb.XPlane) error {
 		return err
 	}
 	var args []arg
+	var err error
 	for _, line := range p.Lines {
 		tid := line.DisplayId
 		if tid == 0 {
@@ -73,9 +74,13 @@ func writePlaneJSON(t *traceJSON, p *xplanepb.XPlane) error {
 				if name == "" {
 					name = md.Name
 				}
-				args = appendStats(args, p, md.Stats)
+				if args, err = appendStats(args, p, md.Stats); err != nil {
+					return fmt.Errorf("plane %s: event metadata %d (%q): %w", p.Name, ev.MetadataId, md.Name, err)
+				}
 			}
-			args = appendStats(args, p, ev.Stats)
+			if args, err = appendStats(args, p, ev.Stats); err != nil {
+				return fmt.Errorf("plane %s line %d: event %q at offset_ps %d: %w", p.Name, line.Id, md.GetName(), ev.GetOffsetPs(), err)
+			}
 			if err := t.slice(pid, tid, name, base+ev.GetOffsetPs(), ev.DurationPs, args); err != nil {
 				return err
 			}
@@ -84,15 +89,21 @@ func writePlaneJSON(t *traceJSON, p *xplanepb.XPlane) error {
 	return nil
 }
 
-func appendStats(args []arg, p *xplanepb.XPlane, stats []*xplanepb.XStat) []arg {
+// appendStats appends stats, stats of p, to args, rendered by
+// xspace.StatValue.
+func appendStats(args []arg, p *xplanepb.XPlane, stats []*xplanepb.XStat) ([]arg, error) {
 	for _, s := range stats {
 		key := strconv.FormatInt(s.MetadataId, 10)
 		if m := p.StatMetadata[s.MetadataId]; m != nil {
 			key = m.Name
 		}
-		args = append(args, arg{key: key, value: xspace.StatString(p, s)})
+		v, err := xspace.StatValue(p, s)
+		if err != nil {
+			return args, err
+		}
+		args = append(args, arg{key: key, value: v})
 	}
-	return args
+	return args, nil
 }
 
 // clockMetadataPlane is a node's /node:<id>/clock_metadata plane: its

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/chronosync/chronosync/analysis/validate"
+	"github.com/chronosync/chronosync/trace/xspace"
 )
 
 // A line is rewritten in two passes over its bytes: the first reads the
@@ -76,13 +77,25 @@ func eventAt(b []byte) (data, rest []byte, ok bool, err error) {
 }
 
 // nextEvent parses into e the events field at the start of b, if b starts
-// with one (ok), and returns what follows the field.
-func nextEvent(e *wireEvent, b []byte) (rest []byte, ok bool, err error) {
+// with one (ok), and returns what follows the field. It checks with check
+// the fields that the rewriting copies unparsed: the event's tail, or the
+// whole event when its tail is not all its other fields.
+func nextEvent(e *wireEvent, b []byte, check *xspace.Checker) (rest []byte, ok bool, err error) {
 	data, rest, ok, err := eventAt(b)
 	if err != nil || !ok {
 		return rest, false, err
 	}
-	return rest, true, parseEvent(e, data)
+	if err := parseEvent(e, data); err != nil {
+		return rest, true, err
+	}
+	copied := e.raw
+	if e.tailOK {
+		copied = e.tail
+	}
+	if !check.Valid(copied) {
+		return rest, true, errWire
+	}
+	return rest, true, nil
 }
 
 // lineHead reads the line b's own fields, into t's scratch.
@@ -114,6 +127,9 @@ func (t *transcoder) lineHead(pj *planeJob, b []byte) (lineHead, error) {
 		h.others = append(h.others, f.raw...)
 	}
 	t.others = h.others
+	if !pj.checks.line.Valid(h.others) {
+		return h, errWire
+	}
 	if h.ts > maxLineNs || h.ts < -maxLineNs {
 		return h, fmt.Errorf("combine: %s: plane %s line %d: timestamp_ns %d is beyond ±%d ns, too far from zero for picosecond times (are they Unix-epoch ns? XSpace timestamps are relative to the profile's start)",
 			pj.path, pj.p.name, h.id, h.ts, int64(maxLineNs))
@@ -162,7 +178,7 @@ func (t *transcoder) rewriteInOrder(pj *planeJob, b []byte, h *lineHead, out *li
 	prevOffset, first := int64(math.MinInt64), true
 	for len(b) > 0 {
 		var e wireEvent
-		rest, ok, err := nextEvent(&e, b)
+		rest, ok, err := nextEvent(&e, b, pj.checks.event)
 		if err != nil {
 			return false
 		}
@@ -205,7 +221,7 @@ func (t *transcoder) rewriteSorting(pj *planeJob, b []byte, h *lineHead, out *li
 	t.evs = t.evs[:0]
 	for len(b) > 0 {
 		var e wireEvent
-		rest, ok, err := nextEvent(&e, b)
+		rest, ok, err := nextEvent(&e, b, pj.checks.event)
 		if err != nil {
 			return err
 		}
@@ -335,7 +351,7 @@ func (t *transcoder) emitEvent(line []byte, pj *planeJob, e *wireEvent, nb, tid,
 		line, hlo, hasHlo, err = t.appendEvent(line, p, e, offset, pj.uncID, pj.hloID, wantHlo)
 	}
 	if err != nil {
-		return line, err
+		return line, pj.eventError(lineID, e, err)
 	}
 	if wantHlo {
 		if !hasHlo && m.hasHlo {
@@ -346,7 +362,9 @@ func (t *transcoder) emitEvent(line []byte, pj *planeJob, e *wireEvent, nb, tid,
 		}
 	}
 	if pj.json {
-		out.json = t.eventJSON(append(out.json, ',', '\n'), p, e, m, pj.pid, tid)
+		if out.json, err = t.eventJSON(append(out.json, ',', '\n'), p, e, m, pj.pid, tid); err != nil {
+			return line, pj.eventError(lineID, e, err)
+		}
 	}
 	if pj.print {
 		name := ""

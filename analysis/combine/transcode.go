@@ -2,6 +2,7 @@ package combine
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -63,7 +64,7 @@ func (p *wirePlane) addStat(name string, add *[]added) int64 {
 // parallel (see lines.go) and merged in order.
 func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int64, node int, hostname string) error {
 	var newStats []added
-	pj := &planeJob{p: p, path: path, name: name, node: node, pid: 1 + id, ns: t.ns,
+	pj := &planeJob{p: p, path: path, name: name, node: node, pid: 1 + id, ns: t.ns, checks: c.checks,
 		json: c.json != nil, print: c.o.PrintEvents != nil, sortLines: c.o.sortLines}
 	pj.uncID = p.addStat(statUncertainty, &newStats)
 	if t.ns.stepped {
@@ -81,7 +82,9 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 		if err := c.json.process(pj.pid, name); err != nil {
 			return err
 		}
-		p.prepareJSON()
+		if err := p.prepareJSON(); err != nil {
+			return fmt.Errorf("combine: %s: %w", path, err)
+		}
 	}
 	skew, haveSkew := int64(0), false
 	err := c.rewriteLines(pj, p.lines, func(out *lineOut) error {
@@ -160,22 +163,27 @@ func appendStat(b []byte, num protowire.Number, id int64, kind protowire.Number,
 }
 
 // eventStat returns the value of the stat with metadata id among the
-// stats (field 4) of an event's fields b.
-func eventStat(b []byte, p *wirePlane, id int64) (string, bool) {
+// stats (field 4) of an event's fields b, rendered as statText does.
+func eventStat(b []byte, p *wirePlane, id int64) (string, bool, error) {
 	for len(b) > 0 {
 		f, rest, err := next(b)
 		if err != nil {
-			return "", false
+			return "", false, err
 		}
 		b = rest
 		if f.num != fEventStats || f.typ != protowire.BytesType {
 			continue
 		}
-		if sid, v, ok := statValue(f.data, p); ok && sid == id {
-			return v, true
+		sid, val, err := statOf(f.data)
+		if err != nil {
+			return "", false, err
+		}
+		if sid == id {
+			v, err := p.statText(sid, val)
+			return v, err == nil, err
 		}
 	}
-	return "", false
+	return "", false, nil
 }
 
 // parseEvent reads the fields of the event b the combiner rewrites into
@@ -311,12 +319,11 @@ func (t *transcoder) appendEvent(line []byte, p *wirePlane, e *wireEvent, offset
 	b[i] = tagStatUint
 	i += 1 + putVarint(b[i+1:], unc)
 	line = line[:n+i]
-	var hlo string
-	var hasHlo bool
-	if wantHlo {
-		hlo, hasHlo = eventStat(e.tail, p, hloID)
+	if !wantHlo {
+		return line, "", false, nil
 	}
-	return line, hlo, hasHlo, nil
+	hlo, hasHlo, err := eventStat(e.tail, p, hloID)
+	return line, hlo, hasHlo, err
 }
 
 // appendSpanning is appendEvent for an event of pj's plane that spans a
@@ -349,10 +356,11 @@ func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, ste
 	}
 	var hlo string
 	var hasHlo bool
+	var err error
 	if e.tailOK {
 		out = append(out, e.tail...)
 		if wantHlo {
-			hlo, hasHlo = eventStat(e.tail, p, hloID)
+			hlo, hasHlo, err = eventStat(e.tail, p, hloID)
 		}
 	} else {
 		for b := e.raw; len(b) > 0; {
@@ -367,8 +375,11 @@ func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, ste
 			out = append(out, f.raw...)
 		}
 		if wantHlo {
-			hlo, hasHlo = eventStat(e.raw, p, hloID)
+			hlo, hasHlo, err = eventStat(e.raw, p, hloID)
 		}
+	}
+	if err != nil {
+		return nil, "", false, err
 	}
 	out = appendStat(out, fEventStats, uncID, fStatUint, uint64(math.Ceil(e.sigma)), "")
 	if e.across {
@@ -382,7 +393,7 @@ func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, ste
 // own, then its uncertainty and, if it spans a host clock step, the step
 // stat, as args (the metadata's name and stats rendered once per plane,
 // by prepareJSON).
-func (t *transcoder) eventJSON(b []byte, p *wirePlane, e *wireEvent, m *wireMeta, pid, tid int64) []byte {
+func (t *transcoder) eventJSON(b []byte, p *wirePlane, e *wireEvent, m *wireMeta, pid, tid int64) ([]byte, error) {
 	name := jsonEmpty
 	if m != nil {
 		name = m.jsonName
@@ -395,69 +406,67 @@ func (t *transcoder) eventJSON(b []byte, p *wirePlane, e *wireEvent, m *wireMeta
 	if e.tailOK {
 		stats = e.tail
 	}
-	b = p.appendArgsJSON(b, stats, fEventStats)
+	b, err := p.appendArgsJSON(b, stats, fEventStats)
+	if err != nil {
+		return b, err
+	}
 	b = append(b, `"`+statUncertainty+`":"`...)
 	b = strconv.AppendUint(b, uint64(math.Ceil(e.sigma)), 10)
 	if e.across {
 		b = append(b, `","`+statStepInside+`":"1`...)
 	}
-	return append(b, `"}}`...)
+	return append(b, `"}}`...), nil
 }
 
 // prepareJSON renders the plane's metadata names and stats and its stat
 // names as JSON once, before its lines are exported in parallel.
-func (p *wirePlane) prepareJSON() {
+func (p *wirePlane) prepareJSON() error {
 	p.jsonKeys = make(map[int64][]byte, len(p.stats))
 	for id, name := range p.stats {
 		p.jsonKeys[id] = appendString(nil, name)
 	}
-	for _, m := range p.meta {
+	for id, m := range p.meta {
 		n := m.display
 		if n == "" {
 			n = m.name
 		}
 		m.jsonName = appendString(nil, n)
-		m.jsonArgs = p.appendArgsJSON(nil, m.stats, fMetaStats)
+		var err error
+		if m.jsonArgs, err = p.appendArgsJSON(nil, m.stats, fMetaStats); err != nil {
+			return fmt.Errorf("plane %s: event metadata %d (%q): %w", p.name, id, m.name, err)
+		}
 	}
+	return nil
 }
 
 // jsonEmpty is "" as a JSON string.
 var jsonEmpty = []byte(`""`)
 
 // appendArgsJSON renders the stats (fields num) of a message as JSON
-// members `"key":"value",` (each followed by a comma), as xspace.StatString
+// members `"key":"value",` (each followed by a comma), as statText
 // renders the values.
-func (p *wirePlane) appendArgsJSON(b, msg []byte, num protowire.Number) []byte {
+func (p *wirePlane) appendArgsJSON(b, msg []byte, num protowire.Number) ([]byte, error) {
 	for len(msg) > 0 {
 		f, rest, err := next(msg)
 		if err != nil {
-			return b
+			return b, err
 		}
 		msg = rest
 		if f.num != num || f.typ != protowire.BytesType {
 			continue
 		}
-		b = p.appendStatJSON(b, f.data)
+		if b, err = p.appendStatJSON(b, f.data); err != nil {
+			return b, err
+		}
 	}
-	return b
+	return b, nil
 }
 
 // appendStatJSON renders one XStat as `"key":"value",`.
-func (p *wirePlane) appendStatJSON(b, st []byte) []byte {
-	var id int64
-	var val field
-	for m := st; len(m) > 0; {
-		f, rest, err := next(m)
-		if err != nil {
-			return b // statValue refuses it too: no arg
-		}
-		m = rest
-		switch f.num {
-		case fStatMeta:
-			id = int64(f.v)
-		case fStatDouble, fStatUint, fStatInt, fStatStr, fStatRef, fStatBytes, fStatZStr:
-			val = f
-		}
+func (p *wirePlane) appendStatJSON(b, st []byte) ([]byte, error) {
+	id, val, err := statOf(st)
+	if err != nil {
+		return b, err
 	}
 	b = p.keyJSON(b, id)
 	b = append(b, ':')
@@ -478,11 +487,14 @@ func (p *wirePlane) appendStatJSON(b, st []byte) []byte {
 		b = append(b, '"')
 	case fStatStr:
 		b = appendString(b, val.data)
-	default: // rare kinds: as statValue renders them
-		_, v, _ := statValue(st, p)
+	default: // rare kinds
+		v, err := p.statText(id, val)
+		if err != nil {
+			return b, err
+		}
 		b = appendString(b, v)
 	}
-	return append(b, ',')
+	return append(b, ','), nil
 }
 
 // keyJSON is the JSON string of the name of stat metadata id, from

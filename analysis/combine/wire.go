@@ -3,6 +3,7 @@ package combine
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/bits"
 	"strconv"
@@ -21,6 +22,13 @@ import (
 // several allocations per event and about 25 times the file's size in
 // memory; this costs none per event and holds only the file's bytes.
 // TestWireMatchesProto checks that both give proto.Equal results.
+//
+// What is copied unparsed is checked first against the schema of the
+// message it belongs to (wireChecks: UTF-8 strings, nested messages such
+// as an event's stats, packed lists), as proto.Unmarshal would check it,
+// so that whatever the combiner accepts, xspace.Read reads back
+// (TestCombineRefusesCorrupt); a trace that fails is refused with the
+// place where it breaks (combiner.locate).
 
 // Field numbers of the XSpace schema (trace/xplanepb/xplane.proto).
 const (
@@ -60,9 +68,27 @@ const (
 	fMetaStats   = 5
 )
 
-// errWire reports wire data the combiner cannot parse; the caller reads
-// the file with xspace.Read for an error that says where.
+// errWire reports wire data the combiner cannot parse, or would copy but
+// proto.Unmarshal refuses; the caller checks the whole file for an error
+// that says where (combiner.locate).
 var errWire = errors.New("malformed XSpace")
+
+// wireChecks are the checkers of the messages whose fields the combiner
+// copies unparsed: the space's own fields (host names), a plane's (its
+// name, metadata and stats), a line's (its names) and an event's (its
+// stats).
+type wireChecks struct {
+	space, plane, line, event *xspace.Checker
+}
+
+func newWireChecks() *wireChecks {
+	return &wireChecks{
+		space: xspace.NewChecker((*xplanepb.XSpace)(nil).ProtoReflect().Descriptor()),
+		plane: xspace.NewChecker((*xplanepb.XPlane)(nil).ProtoReflect().Descriptor()),
+		line:  xspace.NewChecker((*xplanepb.XLine)(nil).ProtoReflect().Descriptor()),
+		event: xspace.NewChecker((*xplanepb.XEvent)(nil).ProtoReflect().Descriptor()),
+	}
+}
 
 // field is one parsed field: its number, wire type, the whole field's bytes
 // (tag included) and, for varints, the value, for length-delimited fields
@@ -146,7 +172,9 @@ type wirePlane struct {
 	jsonKeys map[int64][]byte
 }
 
-func parsePlane(b []byte) (*wirePlane, error) {
+// parsePlane parses the plane b, checking with checks every field but its
+// lines, which the line rewriting checks.
+func parsePlane(b []byte, checks *wireChecks) (*wirePlane, error) {
 	p := &wirePlane{meta: map[int64]*wireMeta{}, stats: map[int64]string{}}
 	var evMeta [][]byte
 	for len(b) > 0 {
@@ -155,6 +183,9 @@ func parsePlane(b []byte) (*wirePlane, error) {
 			return nil, err
 		}
 		b = rest
+		if f.num != fPlaneLines && !checks.plane.Valid(f.raw) {
+			return nil, errWire
+		}
 		switch f.num {
 		case fPlaneID:
 			p.id = int64(f.v)
@@ -181,13 +212,13 @@ func parsePlane(b []byte) (*wirePlane, error) {
 		}
 	}
 	if err := p.takeBase(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("plane %s: %w", p.name, err)
 	}
 	hloID, hasHlo := p.statID(statHloOp)
 	for _, e := range evMeta {
 		id, m, err := parseEventMeta(e, p, hloID, hasHlo)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("plane %s: event metadata %d: %w", p.name, id, err)
 		}
 		p.meta[id] = m
 	}
@@ -204,11 +235,19 @@ func (p *wirePlane) takeBase() error {
 	}
 	keep := p.pstats[:0]
 	for _, st := range p.pstats {
-		if sid, v, ok := statValue(st, p); ok && sid == id {
-			p.base, _ = strconv.ParseInt(v, 10, 64)
+		sid, val, err := statOf(st)
+		if err != nil {
+			return err
+		}
+		if sid != id {
+			keep = append(keep, st)
 			continue
 		}
-		keep = append(keep, st)
+		v, err := p.statText(sid, val)
+		if err != nil {
+			return err
+		}
+		p.base, _ = strconv.ParseInt(v, 10, 64)
 	}
 	p.pstats = keep
 	var copied []byte
@@ -219,7 +258,11 @@ func (p *wirePlane) takeBase() error {
 		}
 		b = rest
 		if f.num == fPlaneStats {
-			if sid, _, ok := statValue(f.data, p); ok && sid == id {
+			sid, _, err := statOf(f.data)
+			if err != nil {
+				return err
+			}
+			if sid == id {
 				continue
 			}
 		}
@@ -288,8 +331,8 @@ func parseEventMeta(b []byte, p *wirePlane, hloID int64, hasHlo bool) (int64, *w
 			m.display = string(g.data)
 		case fMetaStats:
 			m.stats = append(m.stats, g.raw...)
-			if sid, val, ok := statValue(g.data, p); hasHlo && ok && sid == hloID && !m.hasHlo {
-				m.hloOp, m.hasHlo = val, true
+			if hasHlo && !m.hasHlo {
+				err = m.takeHlo(g.data, p, hloID)
 			}
 		}
 	}
@@ -298,38 +341,77 @@ func parseEventMeta(b []byte, p *wirePlane, hloID int64, hasHlo bool) (int64, *w
 	return id, m, err
 }
 
-// statValue renders one XStat's value as xspace.StatString does.
-func statValue(b []byte, p *wirePlane) (id int64, val string, ok bool) {
+// takeHlo sets m's hlo_op to the value of the stat st of p if its
+// metadata id is hloID.
+func (m *wireMeta) takeHlo(st []byte, p *wirePlane, hloID int64) error {
+	id, val, err := statOf(st)
+	if err != nil || id != hloID {
+		return err
+	}
+	if m.hloOp, err = p.statText(id, val); err != nil {
+		return err
+	}
+	m.hasHlo = true
+	return nil
+}
+
+// statOf reads the XStat b: its metadata id and its value, the last of
+// its value fields (num 0: it has none).
+func statOf(b []byte) (id int64, val field, err error) {
 	for len(b) > 0 {
 		f, rest, err := next(b)
 		if err != nil {
-			return 0, "", false
+			return 0, field{}, err
 		}
 		b = rest
 		switch f.num {
 		case fStatMeta:
 			id = int64(f.v)
-		case fStatDouble:
-			val = strconv.FormatFloat(protowireFloat(f.v), 'g', -1, 64)
-		case fStatUint:
-			val = strconv.FormatUint(f.v, 10)
-		case fStatInt:
-			val = strconv.FormatInt(int64(f.v), 10)
-		case fStatStr:
-			val = string(f.data)
-		case fStatRef:
-			if n, ok := p.stats[int64(f.v)]; ok {
-				val = n
-			} else {
-				val = xspace.StatString(&xplanepb.XPlane{}, &xplanepb.XStat{Value: &xplanepb.XStat_RefValue{RefValue: f.v}})
-			}
-		case fStatBytes:
-			val = xspace.StatString(nil, &xplanepb.XStat{Value: &xplanepb.XStat_BytesValue{BytesValue: f.data}})
-		case fStatZStr:
-			val = xspace.StatString(nil, &xplanepb.XStat{Value: &xplanepb.XStat_CompressedStrValue{CompressedStrValue: f.data}})
+		case fStatDouble, fStatUint, fStatInt, fStatStr, fStatRef, fStatBytes, fStatZStr:
+			val = f
 		}
 	}
-	return id, val, true
+	return id, val, nil
+}
+
+// statText renders the value val (from statOf) of a stat of p whose
+// metadata id is id, as xspace.StatValue does: the error, for a compressed
+// string that does not decompress or decompresses to more than
+// xspace.MaxDecompressedStat bytes, names the stat.
+func (p *wirePlane) statText(id int64, val field) (string, error) {
+	switch val.num {
+	case fStatDouble:
+		return strconv.FormatFloat(protowireFloat(val.v), 'g', -1, 64), nil
+	case fStatUint:
+		return strconv.FormatUint(val.v, 10), nil
+	case fStatInt:
+		return strconv.FormatInt(int64(val.v), 10), nil
+	case fStatStr:
+		return string(val.data), nil
+	case fStatRef:
+		if n, ok := p.stats[int64(val.v)]; ok {
+			return n, nil
+		}
+		return xspace.StatString(nil, &xplanepb.XStat{Value: &xplanepb.XStat_RefValue{RefValue: val.v}}), nil
+	case fStatBytes:
+		return xspace.StatString(nil, &xplanepb.XStat{Value: &xplanepb.XStat_BytesValue{BytesValue: val.data}}), nil
+	case fStatZStr:
+		s, err := xspace.DecompressString(val.data)
+		if err != nil {
+			return "", fmt.Errorf("stat %s: compressed_str_value: %w", p.statName(id), err)
+		}
+		return s, nil
+	}
+	return "", nil
+}
+
+// statName names the stat metadata id of p for an error: its name, quoted,
+// or its id when p has no name for it.
+func (p *wirePlane) statName(id int64) string {
+	if n := p.stats[id]; n != "" {
+		return strconv.Quote(n)
+	}
+	return "with metadata id " + strconv.FormatInt(id, 10)
 }
 
 // protowireFloat is the float64 of a fixed64 field's bits.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/chronosync/chronosync/trace/xplanepb"
 )
@@ -71,49 +72,110 @@ func StatByName(plane *xplanepb.XPlane, stats []*xplanepb.XStat, name string) (*
 	return nil, false
 }
 
-// StatString renders the value of stat, a stat of plane, whatever its kind:
+// MaxDecompressedStat is the most bytes a compressed_str_value may
+// decompress to: 64 MiB. Real stats are short (the longest string stat of
+// the XSpaces in testdata/realdata has 576 bytes, and none of them is
+// compressed); 64 MiB leaves room for a whole program's text in one stat,
+// while a decompression bomb, whose few kilobytes would otherwise inflate
+// to gigabytes, costs at most that. [DecompressString] and [StatValue]
+// refuse a longer string with [ErrStatTooLarge]; they never truncate one.
+const MaxDecompressedStat = 64 << 20
+
+// ErrStatTooLarge is the error of [DecompressString], and wrapped in that
+// of [StatValue], for a compressed_str_value that decompresses to more
+// than [MaxDecompressedStat] bytes.
+var ErrStatTooLarge = fmt.Errorf("decompresses to more than %d MiB (xspace.MaxDecompressedStat)", MaxDecompressedStat>>20)
+
+// StatValue renders the value of stat, a stat of plane, whatever its kind:
 // numbers in decimal (floats in the shortest form that reads back exactly),
-// strings as they are, bytes in hex, a compressed string decompressed, and
-// a ref_value as the name of the stat metadata it refers to in plane. A
-// stat with no value renders as "".
-func StatString(plane *xplanepb.XPlane, stat *xplanepb.XStat) string {
+// strings as they are, bytes in hex, a compressed string decompressed (see
+// [DecompressString]), and a ref_value as the name of the stat metadata it
+// refers to in plane ("<unknown ref N>" when plane has none). A stat with
+// no value renders as "". The error, for a compressed string that does not
+// decompress or decompresses to more than [MaxDecompressedStat] bytes,
+// names the stat.
+func StatValue(plane *xplanepb.XPlane, stat *xplanepb.XStat) (string, error) {
 	switch v := stat.GetValue().(type) {
 	case *xplanepb.XStat_DoubleValue:
-		return strconv.FormatFloat(v.DoubleValue, 'g', -1, 64)
+		return strconv.FormatFloat(v.DoubleValue, 'g', -1, 64), nil
 	case *xplanepb.XStat_Uint64Value:
-		return strconv.FormatUint(v.Uint64Value, 10)
+		return strconv.FormatUint(v.Uint64Value, 10), nil
 	case *xplanepb.XStat_Int64Value:
-		return strconv.FormatInt(v.Int64Value, 10)
+		return strconv.FormatInt(v.Int64Value, 10), nil
 	case *xplanepb.XStat_StrValue:
-		return v.StrValue
+		return v.StrValue, nil
 	case *xplanepb.XStat_BytesValue:
-		return hex.EncodeToString(v.BytesValue)
+		return hex.EncodeToString(v.BytesValue), nil
 	case *xplanepb.XStat_RefValue:
 		if md, ok := plane.GetStatMetadata()[int64(v.RefValue)]; ok {
-			return md.GetName()
+			return md.GetName(), nil
 		}
-		return fmt.Sprintf("<unknown ref %d>", v.RefValue)
+		return fmt.Sprintf("<unknown ref %d>", v.RefValue), nil
 	case *xplanepb.XStat_CompressedStrValue:
-		s, err := gunzip(v.CompressedStrValue)
+		s, err := DecompressString(v.CompressedStrValue)
+		if err != nil {
+			return "", fmt.Errorf("stat %s: compressed_str_value: %w", statName(plane, stat), err)
+		}
+		return s, nil
+	default:
+		return "", nil
+	}
+}
+
+// StatString is [StatValue] for display: where StatValue fails, it renders
+// "<bad compressed string: ERR>" in place of the value.
+func StatString(plane *xplanepb.XPlane, stat *xplanepb.XStat) string {
+	if v, ok := stat.GetValue().(*xplanepb.XStat_CompressedStrValue); ok {
+		s, err := DecompressString(v.CompressedStrValue)
 		if err != nil {
 			return fmt.Sprintf("<bad compressed string: %v>", err)
 		}
 		return s
-	default:
-		return ""
 	}
+	s, _ := StatValue(plane, stat) // fails only for compressed strings
+	return s
 }
 
-func gunzip(b []byte) (string, error) {
+// statName names stat, a stat of plane, for an error: its metadata's name,
+// quoted, or its metadata id when plane has no name for it.
+func statName(plane *xplanepb.XPlane, stat *xplanepb.XStat) string {
+	if md, ok := plane.GetStatMetadata()[stat.GetMetadataId()]; ok && md.GetName() != "" {
+		return strconv.Quote(md.GetName())
+	}
+	return "with metadata id " + strconv.FormatInt(stat.GetMetadataId(), 10)
+}
+
+// DecompressString returns the string a compressed_str_value holds: b
+// gunzipped (a gzip stream of one member or more). It inflates at most
+// [MaxDecompressedStat]+1 bytes of it: a string longer than
+// MaxDecompressedStat is an error wrapping [ErrStatTooLarge], never a
+// truncated string. It measures the string before it keeps it, so a
+// decompression bomb costs no memory, and a string its length.
+func DecompressString(b []byte) (string, error) {
+	n, err := inflate(io.Discard, b)
+	if err != nil {
+		return "", err
+	}
+	if n > MaxDecompressedStat {
+		return "", ErrStatTooLarge
+	}
+	var s strings.Builder
+	s.Grow(int(n))
+	if _, err := inflate(&s, b); err != nil {
+		return "", err
+	}
+	return s.String(), nil
+}
+
+// inflate writes the gzip stream b, decompressed, to w, but no more than
+// MaxDecompressedStat+1 bytes of it, and returns how many it wrote. A
+// stream read to its end has its checksums verified.
+func inflate(w io.Writer, b []byte) (int64, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
-		return "", err
+		return 0, err
 	}
-	s, err := io.ReadAll(zr)
-	if err != nil {
-		return "", err
-	}
-	return string(s), zr.Close()
+	return io.Copy(w, io.LimitReader(zr, MaxDecompressedStat+1))
 }
 
 // StartPs is the start of ev, an event of line, in ps:
