@@ -85,7 +85,7 @@ func TestReadErrors(t *testing.T) {
 		{"bare word", lines(om, "offset"), `offsets.jsonl:2: expected a JSON object, got offset`},
 		{"empty line", lines(om, ""), `offsets.jsonl:2: expected a JSON object, got an empty line`},
 		{"long value", lines(om, with(goodOffset, "offset_ns", `"`+strings.Repeat("x", 60)+`"`)), `offsets.jsonl:2: offset_ns: expected a number, got "` + strings.Repeat("x", 39) + `…`},
-		{"syntax", lines(om, `{"type":"offset",}`), `offsets.jsonl:2: invalid JSON at column 17: invalid character '}' looking for beginning of object key string`},
+		{"syntax", lines(om, `{"type":"offset",}`), `offsets.jsonl:2: invalid JSON at column 18: invalid character '}' looking for beginning of object key string`},
 		{"not closed", lines(om, `{"type":"offset"`), `offsets.jsonl:2: invalid JSON: the object is not closed`},
 		{"trailing data", lines(om, goodOffset+` {}`), fmt.Sprintf("offsets.jsonl:2: unexpected data after the JSON object at column %d", len(goodOffset)+2)},
 	}

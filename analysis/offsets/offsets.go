@@ -32,6 +32,13 @@
 //
 // A final line with no trailing newline, torn by a crash, is ignored and
 // reported in Info.Torn.
+//
+// # Legacy form
+//
+// ReadLegacy and DecodeLegacy read the midpoint form the first ChronoSync
+// tools wrote (no meta line; one record per node and window, the model at
+// the window's midpoint) as strictly, with its limits stated in one place
+// (see LegacyLoneReachNS), and turn it into windows of Offset.
 package offsets
 
 import (

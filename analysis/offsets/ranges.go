@@ -33,6 +33,7 @@ const (
 	wantChi2        = "a finite chi2 ≥ 0"
 	wantPValue      = "0 ≤ p_value ≤ 1"
 	wantBirge       = "a finite birge_ratio ≥ 0"
+	wantNodeID      = "a node id ≥ 0"
 )
 
 // Check says what is out of range in o: the field's JSON name and why
@@ -105,9 +106,20 @@ func (e Edge) Check() (field, msg string) {
 }
 
 // Check says which number of r is out of range and why, as Offset.Check
-// does: each must be finite, chi2 and birge_ratio ≥ 0, p_value in [0, 1]
+// does: the node ids in reported and missing ≥ 0 (field "reported[i]"),
+// each number finite, chi2 and birge_ratio ≥ 0, p_value in [0, 1]
 // (chi2_dof ≥ 0 is a kind: "a non-negative integer").
 func (r Round) Check() (field, msg string) {
+	for _, ids := range []struct {
+		name string
+		ids  []int
+	}{{"reported", r.Reported}, {"missing", r.Missing}} {
+		for i, id := range ids.ids {
+			if id < 0 {
+				return fmt.Sprintf("%s[%d]", ids.name, i), fmt.Sprintf("%d is out of range; expected %s", id, wantNodeID)
+			}
+		}
+	}
 	switch {
 	case !finite(r.RMSResidualNS):
 		return "rms_residual_ns", outOfRange(r.RMSResidualNS, wantFinite)

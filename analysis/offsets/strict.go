@@ -106,12 +106,12 @@ func splitObject(line []byte) ([]member, error) {
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, syntaxError(err, dec)
+			return nil, syntaxError(err, dec, line)
 		}
 		name := tok.(string) // a key inside an object is a string
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, syntaxError(err, dec)
+			return nil, syntaxError(err, dec, line)
 		}
 		if seen[name] {
 			return nil, fmt.Errorf("duplicate field %q", name)
@@ -120,7 +120,7 @@ func splitObject(line []byte) ([]member, error) {
 		ms = append(ms, member{name, raw})
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, syntaxError(err, dec)
+		return nil, syntaxError(err, dec, line)
 	}
 	end := dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
@@ -131,13 +131,21 @@ func splitObject(line []byte) ([]member, error) {
 	return ms, nil
 }
 
-func syntaxError(err error, dec *json.Decoder) error {
+// syntaxError describes err, an error of dec reading line. The column of a
+// syntax error is that of the offending byte, found by scanning the line
+// afresh: a json.Decoder's SyntaxError offset counts only some of the bytes
+// it has read (not those of the keys and values before, for one inside a
+// value).
+func syntaxError(err error, dec *json.Decoder, line []byte) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		return errors.New("invalid JSON: the object is not closed")
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return fmt.Errorf("invalid JSON at column %d: %v", se.Offset, se)
+		var raw json.RawMessage
+		if e := json.Unmarshal(line, &raw); errors.As(e, &se) && se.Offset <= int64(len(line)) {
+			return fmt.Errorf("invalid JSON at column %d: %v", se.Offset, se)
+		}
 	}
 	return fmt.Errorf("invalid JSON near column %d: %v", dec.InputOffset()+1, err)
 }

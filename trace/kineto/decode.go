@@ -3,11 +3,13 @@ package kineto
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -31,10 +33,12 @@ func Read(path string) (*Trace, error) {
 //
 // The whole input must be one well-formed trace: a truncated gzip stream or
 // JSON text, or data after the top-level value, is an error, never a partial
-// trace. Errors are *Error values: the name, the byte offset in the JSON
-// text (of the decompressed stream for gzip) and the place, e.g.
+// trace; so is a time beyond the limits (see MaxTimeNs). Errors are *Error
+// values: the name, the byte offset in the JSON text (of the decompressed
+// stream for gzip) and the place, e.g.
 //
 //	read x.json: byte 1234: traceEvents[17].ts: want a number, got "abc"
+//	read x.json: byte 24: baseTimeNanoseconds: 9000000000000000000 ns is out of range (|baseTimeNanoseconds| ≤ 4000000000000000000 ns)
 func Decode(r io.Reader, name string) (*Trace, error) {
 	return DecodeFilter(r, name, nil)
 }
@@ -86,7 +90,8 @@ func DecodeWith(r io.Reader, name string, o DecodeOptions) (*Trace, error) {
 	case err != nil && err != io.EOF:
 		return nil, &Error{Name: name, Err: err}
 	}
-	d.dec = json.NewDecoder(src)
+	d.src = &window{r: src}
+	d.dec = json.NewDecoder(d.src)
 	d.dec.UseNumber()
 	t := &Trace{Name: name, Rank: -1}
 	if err := d.document(t); err != nil {
@@ -113,6 +118,8 @@ const maxIntern = 4096
 // decoder is the state of one Decode.
 type decoder struct {
 	dec    *json.Decoder
+	src    *window // what dec reads, kept from the last token's or value's start
+	start  int64   // the offset at which the last token read starts
 	name   string
 	gzip   bool
 	keep   func(Event) bool
@@ -120,6 +127,20 @@ type decoder struct {
 	val    json.RawMessage   // the last value read, reused
 	intern map[string]string // phases, categories, ids, names, arg keys
 	buf    bytes.Buffer      // for compacting nested args
+	// lo and hi are the earliest and the latest of the events' times (ts
+	// and ts + dur), checked with baseTimeNanoseconds once the whole
+	// document is read (it may come after traceEvents).
+	lo, hi extreme
+}
+
+// extreme is one time of an event, for the checks with the base.
+type extreme struct {
+	set     bool
+	v       int64 // ts, or ts + dur for an end
+	ts, dur int64 // the event's ts and dur
+	end     bool  // v is the event's end
+	event   int   // its index in traceEvents
+	off     int64 // the offset of its ts (dur for an end) value
 }
 
 // path is a place in the document: a top-level key, or an event and one of
@@ -179,13 +200,27 @@ func (d *decoder) failAt(off int64, p path, format string, args ...any) error {
 	return &Error{Name: d.name, Offset: off, Decompressed: d.gzip, Where: p.String(), Err: fmt.Errorf(format, args...)}
 }
 
-// token reads the next token.
+// token reads the next token; d.start is where it starts.
 func (d *decoder) token(p path) (json.Token, error) {
-	tok, err := d.dec.Token()
+	tok, err := d.next()
 	if err != nil {
 		return nil, d.fail(p, err)
 	}
 	return tok, nil
+}
+
+// next reads the next token with the json.Decoder's Token, and sets d.start
+// to the offset at which it starts: past the space and the ',' or ':' the
+// decoder skips before it, in the bytes the window kept from the offset the
+// decoder stood at.
+func (d *decoder) next() (json.Token, error) {
+	mark := d.dec.InputOffset()
+	d.src.keepFrom(mark)
+	tok, err := d.dec.Token()
+	if err == nil {
+		d.start = d.src.skip(mark)
+	}
+	return tok, err
 }
 
 // delim reads the next token, which must be want ('[', '}' or ']').
@@ -195,37 +230,14 @@ func (d *decoder) delim(p path, want json.Delim) error {
 		return err
 	}
 	if tok != want {
-		return d.failAt(d.tokenStart(tok), p, "want %s, got %s", delimName(want), describeToken(tok))
+		return d.failAt(d.start, p, "want %s, got %s", delimName(want), describeToken(tok))
 	}
 	return nil
 }
 
-// tokenStart is the offset at which tok, the token just read, starts. It is
-// exact except for a string written with escapes that encoding/json would
-// not use (such as \u00e9), whose start it places a few bytes late.
-func (d *decoder) tokenStart(tok json.Token) int64 {
-	n := 0
-	switch v := tok.(type) {
-	case json.Delim:
-		n = 1
-	case json.Number:
-		n = len(v)
-	case bool:
-		n = len(strconv.FormatBool(v))
-	case nil:
-		n = len("null")
-	case string:
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(v) // a string always encodes
-		n = b.Len() - 1   // less the newline
-	}
-	return d.dec.InputOffset() - int64(n)
-}
-
 // value reads the next value into d.val and returns its start offset.
 func (d *decoder) value(p path) (int64, error) {
+	d.src.keepFrom(d.dec.InputOffset()) // nothing before it is needed
 	if err := d.dec.Decode(&d.val); err != nil {
 		return 0, d.fail(p, err)
 	}
@@ -248,16 +260,16 @@ func (d *decoder) document(t *Trace) error {
 			return err
 		}
 	default:
-		return d.failAt(d.tokenStart(tok), top, "want a JSON object or array, got %s", describeToken(tok))
+		return d.failAt(d.start, top, "want a JSON object or array, got %s", describeToken(tok))
 	}
-	switch tok, err := d.dec.Token(); {
+	switch _, err := d.next(); {
 	case err == io.EOF:
-		return nil
 	case err != nil:
 		return d.fail(top, err)
 	default:
-		return d.failAt(d.tokenStart(tok), top, "unexpected data after the top-level value")
+		return d.failAt(d.start, top, "unexpected data after the top-level value")
 	}
+	return d.checkBase(t)
 }
 
 // object reads the top-level object after its '{'.
@@ -273,7 +285,7 @@ func (d *decoder) object(t *Trace) error {
 		switch k {
 		case "traceEvents":
 			if seen {
-				return d.failAt(d.tokenStart(k), p, "duplicate key")
+				return d.failAt(d.start, p, "duplicate key")
 			}
 			seen = true
 			if err := d.delim(p, '['); err != nil {
@@ -295,6 +307,9 @@ func (d *decoder) object(t *Trace) error {
 				break
 			}
 			v, err := integer(d.val)
+			if err == nil && !inRange(v) || errors.Is(err, errRange) {
+				err = outOfRange(k, describe(d.val)+" ns", strconv.FormatInt(MaxTimeNs, 10)+" ns")
+			}
 			if err != nil {
 				return d.failAt(off, p, "%v", err)
 			}
@@ -381,10 +396,11 @@ func (d *decoder) event(i int, ev *Event) error {
 	if d.val[0] != '{' {
 		return d.failAt(start, path{event: i}, "want an object, got %s", describe(d.val))
 	}
+	tsOff, durOff := start, start // where ts and dur are, for the errors of their sum
 	for m := newMembers(d.val); ; {
 		key, val, off, ok := m.next()
 		if !ok {
-			return nil
+			return d.times(i, ev, tsOff, durOff)
 		}
 		if string(val) == "null" {
 			continue // null is absent
@@ -406,9 +422,11 @@ func (d *decoder) event(i int, ev *Event) error {
 		case "tid":
 			ev.Tid, err = d.id(val)
 		case "ts":
-			ev.TsNs, err = micros(val)
+			ev.TsNs, err = micros(val, "ts")
+			tsOff = start + int64(off)
 		case "dur":
-			ev.DurNs, err = micros(val)
+			ev.DurNs, err = micros(val, "dur")
+			durOff = start + int64(off)
 		case "args":
 			ev.Args, err = d.args(val)
 		default:
@@ -418,6 +436,47 @@ func (d *decoder) event(i int, ev *Event) error {
 			return d.failAt(start+int64(off), path{event: i, key: string(key)}, "%v", err)
 		}
 	}
+}
+
+// times checks the sum of the times of ev, traceEvents[i] (each is within
+// the limits, as micros read it), and keeps them as the extremes they are,
+// for checkBase.
+func (d *decoder) times(i int, ev *Event, tsOff, durOff int64) error {
+	if key, err := checkEvent(0, ev.TsNs, ev.DurNs); err != nil {
+		return d.failAt(durOff, path{event: i, key: key}, "%v", err)
+	}
+	for _, x := range [...]extreme{
+		{set: true, v: ev.TsNs, ts: ev.TsNs, dur: ev.DurNs, event: i, off: tsOff},
+		{set: true, v: ev.TsNs + ev.DurNs, ts: ev.TsNs, dur: ev.DurNs, end: true, event: i, off: durOff},
+	} {
+		if !d.lo.set || x.v < d.lo.v {
+			d.lo = x
+		}
+		if !d.hi.set || x.v > d.hi.v {
+			d.hi = x
+		}
+	}
+	return nil
+}
+
+// checkBase checks the events' times with t.BaseTimeNs (read wherever it
+// is in the document): the earliest and the latest of them are enough. An
+// error is at the event's ts or dur, the earlier in the file of the two.
+func (d *decoder) checkBase(t *Trace) error {
+	var bad []extreme
+	for _, x := range [...]extreme{d.lo, d.hi} {
+		if x.set && !inRange(t.BaseTimeNs+x.v) {
+			bad = append(bad, x)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	x := slices.MinFunc(bad, func(a, b extreme) int { return cmp.Compare(a.off, b.off) })
+	if x.end {
+		return d.failAt(x.off, path{event: x.event, key: "dur"}, "%v", sumOutOfRange("baseTimeNanoseconds + ts + dur", t.BaseTimeNs, x.ts, x.dur))
+	}
+	return d.failAt(x.off, path{event: x.event, key: "ts"}, "%v", sumOutOfRange("baseTimeNanoseconds + ts", t.BaseTimeNs, x.ts))
 }
 
 // str returns string(b), interned while the table has room.
@@ -477,27 +536,35 @@ func (d *decoder) id(raw []byte) (string, error) {
 }
 
 // micros is a timestamp or duration in microseconds, as a JSON number or a
-// string holding one, in nanoseconds.
-func micros(raw []byte) (int64, error) {
+// string holding one, in nanoseconds; key ("ts" or "dur") names it in the
+// error of a value beyond MaxTimeNs.
+func micros(raw []byte, key string) (int64, error) {
 	s := string(raw)
 	if raw[0] == '"' {
 		s = unquote(raw)
 	}
-	v, _, ok := parseDecimal(s, 3)
-	if !ok {
+	v, _, err := decimal(s, 3)
+	switch {
+	case errors.Is(err, errSyntax):
 		return 0, fmt.Errorf("want a number, got %s", describe(raw))
+	case err != nil || !inRange(v):
+		return 0, outOfRange(key, describe(raw)+" µs", strconv.FormatInt(maxTimeUs, 10)+" µs")
 	}
 	return v, nil
 }
 
-// integer is an integer, as a JSON number or a string holding one.
+// integer is an integer, as a JSON number or a string holding one; the
+// error wraps errRange when it is one beyond the int64 range.
 func integer(raw []byte) (int64, error) {
 	s := string(raw)
 	if raw[0] == '"' {
 		s = unquote(raw)
 	}
-	v, exact, ok := parseDecimal(s, 0)
-	if !ok || !exact {
+	v, exact, err := decimal(s, 0)
+	switch {
+	case errors.Is(err, errRange):
+		return 0, fmt.Errorf("%s is %w", describe(raw), err)
+	case err != nil || !exact:
 		return 0, fmt.Errorf("want an integer, got %s", describe(raw))
 	}
 	return v, nil

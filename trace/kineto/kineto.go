@@ -75,11 +75,16 @@ type Event struct {
 }
 
 // UnixNs returns the Unix time, in ns on the traced host's clock, of a
-// timestamp of t's events: t.BaseTimeNs + tsNs.
-func (t *Trace) UnixNs(tsNs int64) int64 { return t.BaseTimeNs + tsNs }
+// timestamp of t's events: t.BaseTimeNs + tsNs. It is exact for the times
+// of a trace within the limits (MaxTimeNs), as Decode and Check ensure;
+// beyond them it saturates at the ends of the int64 range rather than wrap
+// around.
+func (t *Trace) UnixNs(tsNs int64) int64 { return addSat(t.BaseTimeNs, tsNs) }
 
-// EndNs is TsNs + DurNs.
-func (e *Event) EndNs() int64 { return e.TsNs + e.DurNs }
+// EndNs is TsNs + DurNs: exact within the limits (MaxTimeNs), as Decode
+// and Trace.Check ensure; beyond them it saturates at the ends of the int64
+// range rather than wrap around.
+func (e *Event) EndNs() int64 { return addSat(e.TsNs, e.DurNs) }
 
 // Kernel is one GPU collective kernel (NCCL or RCCL) of a trace.
 type Kernel struct {

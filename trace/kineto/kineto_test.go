@@ -182,7 +182,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"dur an object", `{"traceEvents": [{"dur": {}}]}`,
 			`read x.json: byte 25: traceEvents[0].dur: want a number, got an object`},
 		{"ts too large", `{"traceEvents": [{"ts": 1e300}]}`,
-			`read x.json: byte 24: traceEvents[0].ts: want a number, got 1e300`},
+			`read x.json: byte 24: traceEvents[0].ts: 1e300 µs is out of range (|ts| ≤ 4000000000000000 µs)`},
 		{"long value", `{"traceEvents": [{"ts": "` + strings.Repeat("é", 30) + `"}]}`,
 			`read x.json: byte 24: traceEvents[0].ts: want a number, got "` + strings.Repeat("é", 19) + `…`},
 		{"name a number", `{"traceEvents": [{"name": 5}]}`,

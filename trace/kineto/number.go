@@ -1,14 +1,31 @@
 package kineto
 
-import "math"
+import (
+	"errors"
+	"math"
+)
 
-// parseDecimal parses s, a decimal number in JSON's syntax (a leading '+',
+// The errors of decimal: s is not a number; the result does not fit in an
+// int64.
+var (
+	errSyntax = errors.New("not a number")
+	errRange  = errors.New("out of the int64 range")
+)
+
+// parseDecimal is decimal with ok for a nil error.
+func parseDecimal(s string, shift int) (v int64, exact, ok bool) {
+	v, exact, err := decimal(s, shift)
+	return v, exact, err == nil
+}
+
+// decimal parses s, a decimal number in JSON's syntax (a leading '+',
 // digits on one side of the point only and a point without digits after it
 // are accepted too), multiplies it by 10^shift and rounds it to the nearest
 // integer, halves away from zero. It works on the digits, so the result is
-// exact however many digits s has. exact reports that no rounding happened;
-// ok is false when s is not a number or the result does not fit in an int64.
-func parseDecimal(s string, shift int) (v int64, exact, ok bool) {
+// exact however many digits s has. exact reports that no rounding happened.
+// The error is errSyntax when s is not a number, errRange when the result
+// does not fit in an int64.
+func decimal(s string, shift int) (v int64, exact bool, err error) {
 	i := 0
 	neg := false
 	if i < len(s) && (s[i] == '-' || s[i] == '+') {
@@ -30,7 +47,7 @@ func parseDecimal(s string, shift int) (v int64, exact, ok bool) {
 		fracEnd = i
 	}
 	if intEnd == intStart && fracEnd == fracStart {
-		return 0, false, false
+		return 0, false, errSyntax
 	}
 	exp := 0
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
@@ -48,14 +65,14 @@ func parseDecimal(s string, shift int) (v int64, exact, ok bool) {
 			i++
 		}
 		if i == start {
-			return 0, false, false
+			return 0, false, errSyntax
 		}
 		if eneg {
 			exp = -exp
 		}
 	}
 	if i != len(s) {
-		return 0, false, false
+		return 0, false, errSyntax
 	}
 
 	// The digits, integer part then fraction, as one sequence; the point
@@ -73,11 +90,11 @@ func parseDecimal(s string, shift int) (v int64, exact, ok bool) {
 		z++
 	}
 	if z == n {
-		return 0, true, true
+		return 0, true, nil
 	}
 	point := nInt + exp + shift
 	if point-z > 19 {
-		return 0, false, false // at least 10^19 > MaxInt64
+		return 0, false, errRange // at least 10^19 > MaxInt64
 	}
 	var u uint64
 	for k := z; k < point; k++ {
@@ -98,13 +115,13 @@ func parseDecimal(s string, shift int) (v int64, exact, ok bool) {
 		u++
 	}
 	if u > math.MaxInt64 {
-		return 0, false, false
+		return 0, false, errRange
 	}
 	v = int64(u)
 	if neg {
 		v = -v
 	}
-	return v, exact, true
+	return v, exact, nil
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -28,15 +28,12 @@ const (
 	StatPhase = "ph"
 )
 
-// maxSpanNs bounds |time − time base| and |dur| of a converted event, so
-// that offsets and ends in ps fit an int64 with room to spare: about 26
-// days.
-const maxSpanNs = math.MaxInt64 / 1000 / 4
-
 // TimeBase is the Unix time, in ns, that [ToXSpace] counts t's times from:
 // the earliest start (BaseTimeNs + ts) of its events other than metadata
 // ("M") events, rounded down to the whole second; BaseTimeNs rounded down
-// when it has none.
+// when it has none. For a trace beyond the limits (see Trace.Check) the
+// start saturates (see UnixNs), and within a second of the most negative
+// int64 it is rounded toward zero, where rounding down would overflow.
 func (t *Trace) TimeBase() int64 {
 	first, found := int64(0), false
 	for i := range t.Events {
@@ -52,7 +49,7 @@ func (t *Trace) TimeBase() int64 {
 		first = t.BaseTimeNs
 	}
 	q := first / 1e9
-	if first%1e9 < 0 {
+	if first%1e9 < 0 && q > math.MinInt64/1_000_000_000 {
 		q--
 	}
 	return q * 1e9
@@ -99,10 +96,25 @@ func (t *Trace) TimeBase() int64 {
 // rounded to the nearest ns (halves away from zero) from their decimal text
 // when the trace was read, so no float rounding happens here; each is
 // rounded on its own, so an end (ts + dur) can lie 1 ns from the exact
-// decimal sum rounded. An event more than 26 days from the base, or longer,
-// is an error naming the trace and the event.
+// decimal sum rounded. A trace beyond the limits (see Trace.Check) is an
+// error, and so is an event more than 26 days from the base, or longer,
+// naming the trace and the event.
 func ToXSpace(t *Trace) (*xplanepb.XSpace, error) {
-	c := &converter{t: t, base: t.TimeBase(), labels: map[string]string{}, threads: map[[2]string]string{}}
+	if err := t.Check(); err != nil {
+		return nil, err
+	}
+	return newConverter(t).convert()
+}
+
+// newConverter starts the conversion of t, which is within the limits.
+func newConverter(t *Trace) *converter {
+	return &converter{t: t, base: t.TimeBase(), labels: map[string]string{}, threads: map[[2]string]string{},
+		byDevice: map[int]*planeAcc{}}
+}
+
+// convert converts c.t (see ToXSpace).
+func (c *converter) convert() (*xplanepb.XSpace, error) {
+	t := c.t
 	for i := range t.Events {
 		e := &t.Events[i]
 		if e.Ph != "M" {
@@ -149,7 +161,14 @@ type converter struct {
 	labels  map[string]string    // pid → process_labels
 	threads map[[2]string]string // (pid, tid) → thread_name
 	meta    []int                // the metadata events
-	planes  []*planeAcc
+	// planes are the planes in order of creation (sorted by device before
+	// they are built: the output never depends on map order); byDevice
+	// finds them by device.
+	planes   []*planeAcc
+	byDevice map[int]*planeAcc
+	// lookups counts the planes plane compared to find one: one per call,
+	// which TestConvertManyDevices holds it to.
+	lookups int
 	buf     bytes.Buffer
 }
 
@@ -169,11 +188,11 @@ type lineAcc struct {
 	rel      []int64
 }
 
+// plane returns device's plane (-1: the host's), made on first use.
 func (c *converter) plane(device int) *planeAcc {
-	for _, p := range c.planes {
-		if p.device == device {
-			return p
-		}
+	c.lookups++
+	if p, ok := c.byDevice[device]; ok {
+		return p
 	}
 	name := "/host:CPU"
 	if device >= 0 {
@@ -181,6 +200,7 @@ func (c *converter) plane(device int) *planeAcc {
 	}
 	p := &planeAcc{device: device, pb: newPlaneBuilder(name), lines: map[[2]string]*lineAcc{}}
 	c.planes = append(c.planes, p)
+	c.byDevice[device] = p
 	return p
 }
 
