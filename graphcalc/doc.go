@@ -179,6 +179,14 @@
 // for clocks far from zero (a plain float64 G0 + (local − G0 − U)/Rate
 // would: at Unix-epoch values its ulp is 256 ns).
 //
+// Input is bounded so that this holds for any edge a node may send:
+// |Alpha| ≤ MaxAlpha, |Beta| ≤ MaxBeta, Sigma in [MinSigma, MaxSigma],
+// AlphaSigma in [MinAlphaSigma, MaxAlphaSigma], SysSigma in [0, MaxSigma]
+// (Edge.Check). A Sigma of 1e-300 would square to a weight that
+// overflows; such an edge wraps ErrBadInput, naming it and the field. As a
+// last guard Solve checks its solution and returns ErrNotFinite rather
+// than a NaN or an infinity.
+//
 // # Determinism and cost
 //
 // Solve is deterministic: no map decides an order, the only randomness is

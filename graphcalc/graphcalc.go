@@ -21,15 +21,67 @@ type Edge struct {
 	// Beta is C_dst − C_src, in ns, at the instant Src's clock reads SrcOrigin.
 	Alpha, Beta float64
 	// Sigma is the 1σ uncertainty of Beta (ns), AlphaSigma that of Alpha;
-	// both must be finite and > 0.
+	// both must lie within their bounds (MinSigma to MaxSigma,
+	// MinAlphaSigma to MaxAlphaSigma), as Alpha and Beta must (MaxAlpha,
+	// MaxBeta): see Check.
 	Sigma, AlphaSigma float64
 	// SysSigma is the part of Sigma that is systematic: an error that
 	// other edges may share (a path asymmetry the probes reveal, say),
-	// which does not average out; 0 for none. It must be finite and ≥ 0.
+	// which does not average out; 0 for none. It must lie in [0,
+	// MaxSigma].
 	SysSigma float64
 	// SrcOrigin is the x origin of the fit in Src's own clock (ns, may be
 	// < 0): the protocol fits at the middle of Src's window.
 	SrcOrigin int64
+}
+
+// Bounds on an Edge's values. Solve refuses an edge outside them (wrapping
+// ErrBadInput, naming the edge and the field), and so may anyone who takes
+// edges from elsewhere (Edge.Check). They are far wider than any honest fit
+// and narrow enough that the weights 1/Sigma² and 1/AlphaSigma², the
+// products and the solution stay finite.
+const (
+	// MaxAlpha bounds |Alpha|: clocks whose rates differ by 10% are
+	// broken, not drifting (quartz drifts by parts per million).
+	MaxAlpha = 0.1
+	// MaxBeta bounds |Beta|, ns: about 31.7 years.
+	MaxBeta = 1e18
+	// MinSigma and MaxSigma bound Sigma, ns: from a picosecond, below any
+	// timestamp's resolution, to an hour. SysSigma lies in [0, MaxSigma].
+	MinSigma = 1e-3
+	MaxSigma = 3.6e12
+	// MinAlphaSigma and MaxAlphaSigma bound AlphaSigma, a fraction of the
+	// rate: from 1e-15, the estimators' own floor (a femtosecond a
+	// second; beside a typical edge's 1e-9 its weight is 1e12 times
+	// larger, about what float64 normal equations still hold), to 1, an
+	// Alpha that says nothing.
+	MinAlphaSigma = 1e-15
+	MaxAlphaSigma = 1.0
+)
+
+// Check reports the first of e's values outside the bounds above (or not
+// finite), naming the field and wrapping ErrBadInput, e.g. "Sigma is
+// 1e-300, want finite and within [0.001, 3.6e+12]"; nil when every value is
+// acceptable. It does not look at Src, Dst and SrcOrigin: which nodes a
+// round has is the Input's to say.
+func (e Edge) Check() error {
+	for _, f := range []struct {
+		name   string
+		v      float64
+		lo, hi float64
+	}{
+		{"Alpha", e.Alpha, -MaxAlpha, MaxAlpha},
+		{"Beta", e.Beta, -MaxBeta, MaxBeta},
+		{"Sigma", e.Sigma, MinSigma, MaxSigma},
+		{"AlphaSigma", e.AlphaSigma, MinAlphaSigma, MaxAlphaSigma},
+		{"SysSigma", e.SysSigma, 0, MaxSigma},
+	} {
+		// NaN fails both comparisons; ±Inf is beyond every bound.
+		if !(f.v >= f.lo && f.v <= f.hi) {
+			return fmt.Errorf("%s is %v, want finite and within [%v, %v]: %w", f.name, f.v, f.lo, f.hi, ErrBadInput)
+		}
+	}
+	return nil
 }
 
 // Input is one round's measurements.
@@ -182,6 +234,9 @@ var (
 	// ErrNotConverged is wrapped when the iterative solver fails on a
 	// system too large for the dense fallback.
 	ErrNotConverged = errors.New("solver did not converge")
+	// ErrNotFinite is wrapped when the solution holds a NaN or an
+	// infinity, which Solve never returns as a result.
+	ErrNotFinite = errors.New("solution not finite")
 )
 
 // DisconnectedError reports a probe graph in several pieces. Solve returns

@@ -11,7 +11,10 @@ import (
 // Solve fits the round's global clock model (see the package doc). When
 // the probe graph is disconnected it returns the summary of the
 // reference's component together with a *DisconnectedError. Invalid input
-// wraps ErrBadInput, a round without edges ErrNoEdges.
+// (an edge outside the bounds of Edge.Check, among others) wraps
+// ErrBadInput, naming the edge and the field; a round without edges
+// ErrNoEdges. It never returns a NaN or an infinity in a summary: such a
+// solution wraps ErrNotFinite instead.
 func Solve(in Input, o Options) (*RoundSummary, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -33,6 +36,9 @@ func Solve(in Input, o Options) (*RoundSummary, error) {
 		sum.Edges[e] = EdgeResult{Src: ed.Src, Dst: ed.Dst}
 	}
 	if err := solveComponent(in, o, ends, label, sum); err != nil {
+		return nil, fmt.Errorf("graphcalc: round %d: %w", in.Round, err)
+	}
+	if err := checkFinite(sum); err != nil {
 		return nil, fmt.Errorf("graphcalc: round %d: %w", in.Round, err)
 	}
 	if len(comps) > 1 {
@@ -249,7 +255,6 @@ func validate(in Input) ([]int, [][2]int32, error) {
 			return fmt.Errorf("edge %d (%d->%d): %s: %w", e, ed.Src, ed.Dst, fmt.Sprintf(format, args...), ErrBadInput)
 		}
 		ends[e] = [2]int32{pos(ed.Src), pos(ed.Dst)}
-		finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 		switch {
 		case ends[e][0] < 0:
 			return nil, nil, bad("node %d is not among the round's nodes", ed.Src)
@@ -257,19 +262,44 @@ func validate(in Input) ([]int, [][2]int32, error) {
 			return nil, nil, bad("node %d is not among the round's nodes", ed.Dst)
 		case ed.Src == ed.Dst:
 			return nil, nil, bad("src and dst are both node %d", ed.Src)
-		case !finite(ed.Alpha) || ed.Alpha <= -1:
-			return nil, nil, bad("Alpha is %v, want finite and > -1", ed.Alpha)
-		case !finite(ed.Beta):
-			return nil, nil, bad("Beta is %v, want finite", ed.Beta)
-		case !finite(ed.Sigma) || ed.Sigma <= 0:
-			return nil, nil, bad("Sigma is %v, want finite and > 0", ed.Sigma)
-		case !finite(ed.AlphaSigma) || ed.AlphaSigma <= 0:
-			return nil, nil, bad("AlphaSigma is %v, want finite and > 0", ed.AlphaSigma)
-		case !finite(ed.SysSigma) || ed.SysSigma < 0:
-			return nil, nil, bad("SysSigma is %v, want finite and ≥ 0", ed.SysSigma)
+		}
+		if err := ed.Check(); err != nil {
+			return nil, nil, fmt.Errorf("edge %d (%d->%d): %w", e, ed.Src, ed.Dst, err)
 		}
 	}
 	return nodes, ends, nil
+}
+
+// checkFinite reports the first NaN or infinity of the solution sum,
+// naming the node or edge and the field, wrapping ErrNotFinite. Bounded
+// input keeps the solution finite; this makes sure no fault elsewhere
+// hands on a NaN offset as a result.
+func checkFinite(sum *RoundSummary) error {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	for _, m := range sum.Nodes {
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"U", m.U}, {"Rate", m.Rate}, {"Sigma", m.Sigma}, {"FitSigma", m.FitSigma}, {"SysSigma", m.SysSigma}, {"RateSigma", m.RateSigma}} {
+			if !finite(f.v) {
+				return fmt.Errorf("node %d: %s is %v: %w", m.Node, f.name, f.v, ErrNotFinite)
+			}
+		}
+	}
+	for e, r := range sum.Edges {
+		if !finite(r.Residual) || !finite(r.Normalized) {
+			return fmt.Errorf("edge %d (%d->%d): residual %v (%v σ): %w", e, r.Src, r.Dst, r.Residual, r.Normalized, ErrNotFinite)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"RMSResidual", sum.RMSResidual}, {"MaxResidual", sum.MaxResidual}} {
+		if !finite(f.v) {
+			return fmt.Errorf("%s is %v: %w", f.name, f.v, ErrNotFinite)
+		}
+	}
+	return nil
 }
 
 // components returns the connected components of the undirected graph of

@@ -28,6 +28,16 @@ func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
 		fmt.Fprint(w, ": no reply by their window's close (the request or the reply was lost on a link, among the network's lost datagrams, or the reply came late)")
 	}
 	fmt.Fprintln(w)
+	if len(pr.Rejected) > 0 || pr.Malformed > 0 {
+		fmt.Fprintf(w, "  probe datagrams dropped for their content:")
+		if pr.Malformed > 0 {
+			fmt.Fprintf(w, " malformed %s", Count(int64(pr.Malformed)))
+		}
+		for _, why := range slices.Sorted(maps.Keys(pr.Rejected)) {
+			fmt.Fprintf(w, " %s %s", why, Count(int64(pr.Rejected[why])))
+		}
+		fmt.Fprintln(w, " (malformed: not a probe; spoofed: from another address than the one probed; implausible: timestamps no exchange can have, from a clock step inside it or a forgery; advert: offset or drift out of bounds; bad_node: no such node)")
+	}
 	if pr.T3Kernel+pr.T3User > 0 {
 		fmt.Fprintf(w, "  t3: %s probes from the reply's transmit timestamp, carried in the next reply, %s from the responder's user-space reading: each window's last probe per edge, lost follow-ups, late transmit timestamps\n",
 			Count(pr.T3Kernel), Count(pr.T3User))

@@ -61,6 +61,12 @@ type ProbeSummary struct {
 	// Malformed counts datagrams on the probe port that were not probes
 	// (wrong size, magic or version): dropped, counted, never fatal.
 	Malformed int `json:"malformed,omitempty"`
+	// Rejected counts the probe datagrams the probers dropped as hostile
+	// or corrupt, by reason (probe.Stats): replies from another address
+	// than the one probed ("spoofed"), timestamps that cannot be
+	// ("implausible"), adverts out of bounds ("advert"), node ids out of
+	// range ("bad_node").
+	Rejected map[string]int `json:"rejected,omitempty"`
 	// T3Kernel and T3User count the answered probes by where their t3
 	// came from (probes.bin): the reply's transmit timestamp as the world
 	// returned it (the kernel's on the real backend), carried back by the
@@ -134,7 +140,16 @@ func (p *syncProtocol) summarize(s *Summary) {
 	}
 	for _, n := range p.nodes {
 		if pr := n.Prober(); pr != nil {
-			out.Probes.Malformed += pr.Stats().Malformed
+			st := pr.Stats()
+			out.Probes.Malformed += st.Malformed
+			for why, n := range map[string]int{"spoofed": st.Spoofed, "implausible": st.Implausible, "advert": st.AdvertsRejected, "bad_node": st.BadNode} {
+				if n > 0 {
+					if out.Probes.Rejected == nil {
+						out.Probes.Rejected = map[string]int{}
+					}
+					out.Probes.Rejected[why] += n
+				}
+			}
 		}
 	}
 	for _, k := range estimate.Kinds() {

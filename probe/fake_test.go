@@ -23,6 +23,12 @@ type testNet struct {
 	inflight []datagram
 }
 
+// hop is how far the test advances the clock to deliver one datagram: a
+// one-way delay, longer than a testNet's txLag as in any causal world (a
+// datagram arrives after its transmit timestamp), so that the probes pass
+// the prober's round-trip check.
+const hop = 50_000
+
 // datagram is one packet on its way.
 type datagram struct {
 	from, to world.Addr
@@ -103,10 +109,10 @@ func (n *testNet) deliverCopy(d datagram) {
 func (n *testNet) drop(i int) { n.inflight = slices.Delete(n.inflight, i, i+1) }
 
 // flush delivers every datagram in flight, and those their delivery sends,
-// in order, advancing the clock 1 µs before each.
+// in order, advancing the clock a hop before each.
 func (n *testNet) flush() {
 	for len(n.inflight) > 0 {
-		n.clock += 1000
+		n.clock += hop
 		n.deliver(0)
 	}
 }

@@ -26,10 +26,23 @@
 // timestamp belongs to cannot be told, so the responder carries neither's,
 // and a requester that got both uses neither). [Stats] counts the t3
 // sources of the probes handed over.
+//
+// # Hostile datagrams
+//
+// Anything can arrive on the probe port. A datagram that does not parse, or
+// comes from a node id out of range, is dropped. A reply is taken only from
+// the address its request went to (the probed node's [Port]), only with
+// timestamps a probe can have ([MaxTimestamp], [RoundTripTolerance],
+// [MaxRoundTrip]: a reply that fails leaves its probe open for the genuine
+// one), and only for a probe of the open window; its advert only with
+// finite values within [MaxAdvertOffset] and [MaxAdvertDrift]. Each drop
+// is counted in [Stats]; none is fatal.
 package probe
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/chronosync/chronosync/estimate"
@@ -43,7 +56,11 @@ const DefaultCadence = 800 * time.Microsecond
 // Stats are a prober's counters over its life.
 type Stats struct {
 	PairsSent, ProbesAnswered, RepliesReceived int
-	Late, Duplicate, Malformed                 int
+	// Late counts replies for a window that is not open (their adverts
+	// are dropped with them), Duplicate second replies to one probe, and
+	// Malformed datagrams that do not parse and replies to probes never
+	// sent.
+	Late, Duplicate, Malformed int
 	// T3Kernel and T3User count the answered probes Close handed over by
 	// the source of their t3 (estimate.T3Source): the reply's transmit
 	// timestamp (the kernel's), carried back by a later reply, or the
@@ -59,7 +76,59 @@ type Stats struct {
 	// may fire late: world.AbsoluteTimers), rather than sending them in a
 	// burst.
 	PairsMissed int
+	// Spoofed counts replies dropped because they did not come from the
+	// address a request was sent to: another port than [Port], or a node
+	// this prober does not probe. Nothing of such a reply is used (its
+	// timestamps, its carried transmit timestamp, its advert).
+	Spoofed int
+	// Implausible counts replies dropped because their timestamps cannot
+	// be a probe's (see [MaxTimestamp], [RoundTripTolerance],
+	// [MaxRoundTrip]): t2 or t3 out of range, t3 before t2, or a round
+	// trip below −RoundTripTolerance or above MaxRoundTrip. Such a reply
+	// does not use up its probe's slot: the genuine reply, arriving later,
+	// is still taken. It also counts carried transmit timestamps that
+	// would make their probe's round trip implausible: that probe keeps
+	// its user-space t3.
+	Implausible int
+	// AdvertsRejected counts valid adverts dropped for their values: an
+	// offset or drift that is not finite or beyond [MaxAdvertOffset] or
+	// [MaxAdvertDrift], or an anchor beyond [MaxTimestamp]. Adverts on
+	// replies dropped whole are counted with them (Spoofed, Implausible,
+	// Late, Malformed), not here: an advert is taken only from a reply
+	// that answers a probe of the open window.
+	AdvertsRejected int
+	// BadNode counts datagrams dropped because the node they came from
+	// is out of range (not 0 ≤ id < [world.Env.Nodes]).
+	BadNode int
 }
+
+// Bounds on what a reply may carry. A reply outside them is dropped and
+// counted ([Stats]), never trusted: a stray or forged datagram must not
+// become a probe or a peer's clock correction.
+const (
+	// MaxTimestamp bounds the magnitude of every clock reading a reply
+	// carries (t2, t3, the previous reply's transmit timestamp, an
+	// advert's anchor): 2^62 ns, about 146 years either side of the
+	// clock's epoch. Readings beyond it are garbage, and would overflow
+	// the differences the estimators take.
+	MaxTimestamp = 1 << 62
+	// RoundTripTolerance is how far below zero a probe's round trip
+	// (t4−t1)−(t3−t2) may lie: the read noise of four clock readings and
+	// the two clocks' rate difference over the probe. A round trip more
+	// negative than that is no probe's (or one across a clock step, which
+	// no estimator can use either).
+	RoundTripTolerance = 10 * time.Microsecond
+	// MaxRoundTrip bounds a probe's t4−t1 on the requester's clock: a
+	// reply that took longer answers no probe worth keeping.
+	MaxRoundTrip = time.Second
+	// MaxAdvertOffset bounds the magnitude of an advert's offset
+	// (local − global, ns): a week. Clocks further apart than that are
+	// not this protocol's to reconcile.
+	MaxAdvertOffset = 7 * 24 * time.Hour
+	// MaxAdvertDrift bounds the magnitude of an advert's drift: 1 % (10,000
+	// ppm), far beyond any oscillator's.
+	MaxAdvertDrift = 0.01
+)
 
 // Prober is one node's probe sender and responder.
 type Prober struct {
@@ -128,6 +197,9 @@ func New(env world.Env, peers []world.NodeID, cadence time.Duration) (*Prober, e
 
 // Stats returns the counters so far.
 func (p *Prober) Stats() Stats { return p.stats }
+
+// Cadence returns the interval between two pairs on one edge.
+func (p *Prober) Cadence() time.Duration { return p.cadence }
 
 // Peers returns the out-neighbours the prober probes.
 func (p *Prober) Peers() []world.NodeID { return p.peers }
@@ -201,7 +273,11 @@ func (p *Prober) Close() []probelog.Block {
 				}
 				t, src := pr.t[s], estimate.T3User
 				if pr.src[s] != 0 && !pr.ambiguous[s] {
-					t[2], src = pr.tx[s], pr.src[s]
+					if plausibleProbe(t[0], t[1], pr.tx[s], t[3]) {
+						t[2], src = pr.tx[s], pr.src[s]
+					} else {
+						p.stats.Implausible++
+					}
 				}
 				if src == estimate.T3Kernel {
 					p.stats.T3Kernel++
@@ -260,10 +336,16 @@ func (p *Prober) schedule() {
 	p.timer = at.AfterFuncAt(world.Time(p.due), p.tick)
 }
 
+// receive handles one datagram on the probe port. Datagrams that do not
+// parse, or that come from a node out of range, are dropped and counted.
 func (p *Prober) receive(pkt world.Packet) {
 	r, err := parse(pkt.Data)
 	if err != nil {
 		p.stats.Malformed++
+		return
+	}
+	if from := pkt.From.Node; from < 0 || int(from) >= p.env.Nodes() {
+		p.stats.BadNode++
 		return
 	}
 	switch r.kind {
@@ -282,8 +364,11 @@ func (p *Prober) answer(pkt world.Packet, r reply) {
 	r.kind = kindReply
 	r.t2 = int64(pkt.RxTime)
 	r.advert = p.advert
+	// Only a prober's requests (from the probe port) take part in the
+	// interleaved transmit timestamps: a request from another port must
+	// not take, or be given, the timestamp the node's prober is owed.
 	var last *lastReply
-	if from := pkt.From.Node; from >= 0 && int(from) < len(p.replies) {
+	if from := pkt.From.Node; pkt.From.Port == Port && from >= 0 && int(from) < len(p.replies) {
 		last = &p.replies[from]
 	}
 	again := false // the request was answered already: a duplicate
@@ -329,16 +414,27 @@ func (p *Prober) sendReply(to world.Addr, t3 int64) (int64, world.TxSource, erro
 	return t3, world.TxKernel, err
 }
 
+// complete takes a reply: from the address its request was sent to (else
+// Spoofed), with plausible timestamps (else Implausible), for a probe of the
+// open window (else Late, or Malformed for a probe never sent). Only such a
+// reply completes its probe and brings its advert; a reply of a closed
+// window still brings the transmit timestamp it carries. receive has
+// range-checked the sender.
 func (p *Prober) complete(pkt world.Packet, r reply) {
 	p.stats.RepliesReceived++
 	from := pkt.From.Node
-	if int(from) < len(p.adverts) && r.advert.Valid {
-		p.adverts[from] = r.advert
+	if pkt.From.Port != Port || !slices.Contains(p.peers, from) {
+		p.stats.Spoofed++
+		return
 	}
-	if r.prev.valid {
-		p.stamp(from, r.prev)
+	if !plausibleReply(r) {
+		p.stats.Implausible++
+		return
 	}
 	if !p.open || r.window != p.window {
+		if r.prev.valid {
+			p.stamp(from, r.prev)
+		}
 		p.stats.Late++
 		return
 	}
@@ -348,21 +444,79 @@ func (p *Prober) complete(pkt world.Packet, r reply) {
 		return
 	}
 	pr := &e.pairs[r.pair]
-	switch pr.n[r.slot] {
-	case 1:
-		pr.t[r.slot][1], pr.t[r.slot][2], pr.t[r.slot][3] = r.t2, r.t3, int64(pkt.RxTime)
+	if pr.n[r.slot] != 1 && pr.n[r.slot] != 4 {
+		p.stats.Malformed++ // the request was never sent
+		return
+	}
+	rx := int64(pkt.RxTime)
+	if !plausibleProbe(pr.t[r.slot][0], r.t2, r.t3, rx) {
+		// Dropped before it takes the slot: the genuine reply may follow.
+		p.stats.Implausible++
+		return
+	}
+	if r.prev.valid {
+		p.stamp(from, r.prev)
+	}
+	if pr.n[r.slot] == 1 {
+		pr.t[r.slot][1], pr.t[r.slot][2], pr.t[r.slot][3] = r.t2, r.t3, rx
 		pr.n[r.slot] = 4
-	case 4:
+	} else {
 		p.stats.Duplicate++
 		if r.t2 != pr.t[r.slot][1] || r.t3 != pr.t[r.slot][2] {
 			// Another reply, to another copy of the request, not the
 			// same reply duplicated on the way back.
 			pr.ambiguous[r.slot] = true
 		}
-	default:
-		p.stats.Malformed++
+	}
+	if r.advert.Valid {
+		if !plausibleAdvert(r.advert) {
+			p.stats.AdvertsRejected++
+			return
+		}
+		p.adverts[from] = r.advert
 	}
 }
+
+// plausibleReply reports whether a reply's own timestamps can be a
+// responder's clock readings: within ±MaxTimestamp, t3 not before t2,
+// and a carried transmit timestamp within ±MaxTimestamp.
+func plausibleReply(r reply) bool {
+	if !inRange(r.t2) || !inRange(r.t3) || r.t3 < r.t2 {
+		return false
+	}
+	return !r.prev.valid || inRange(r.prev.t3)
+}
+
+// plausibleProbe reports whether t1..t4 can be one probe: t3 not before
+// t2, t4−t1 at most MaxRoundTrip, and the round trip (t4−t1)−(t3−t2) at
+// least −RoundTripTolerance. Every reading must be within ±MaxTimestamp,
+// so the differences do not overflow.
+func plausibleProbe(t1, t2, t3, t4 int64) bool {
+	for _, t := range [...]int64{t1, t2, t3, t4} {
+		if !inRange(t) {
+			return false
+		}
+	}
+	if t3 < t2 {
+		return false
+	}
+	out := t4 - t1
+	if out > int64(MaxRoundTrip) {
+		return false
+	}
+	return out-(t3-t2) >= -int64(RoundTripTolerance)
+}
+
+// plausibleAdvert reports whether an advert's values are finite and within
+// MaxAdvertOffset, MaxAdvertDrift and MaxTimestamp.
+func plausibleAdvert(a Advert) bool {
+	return !math.IsNaN(a.Offset) && math.Abs(a.Offset) <= float64(MaxAdvertOffset) &&
+		!math.IsNaN(a.Drift) && math.Abs(a.Drift) <= MaxAdvertDrift &&
+		inRange(a.Anchor)
+}
+
+// inRange reports whether t is within ±MaxTimestamp.
+func inRange(t int64) bool { return -MaxTimestamp <= t && t <= MaxTimestamp }
 
 // stamp records the transmit timestamp of an earlier reply from peer, which
 // a later reply carried, as the t3 of the probe that reply answered.

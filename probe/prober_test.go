@@ -16,7 +16,7 @@ func (n *testNet) deliverRequests() {
 			i++
 			continue
 		}
-		n.clock += 1000
+		n.clock += hop
 		n.deliver(i)
 	}
 }
@@ -99,7 +99,7 @@ func TestInterleavedT3(t *testing.T) {
 		name: "a request duplicated back to back: the responder carries neither reply's timestamp",
 		script: func(n *testNet, p *Prober) {
 			n.fire(0)
-			n.clock += 1000
+			n.clock += hop
 			n.deliverCopy(n.inflight[0])
 			n.deliverRequests()
 			n.drop(0) // the first reply: the requester sees only the second
@@ -114,7 +114,7 @@ func TestInterleavedT3(t *testing.T) {
 			n.fire(0)
 			first := n.inflight[0]
 			n.deliverRequests() // replies 0/0 and 0/1, which carries 0/0's timestamp
-			n.clock += 1000
+			n.clock += hop
 			n.deliverCopy(first) // a second reply to 0/0, carrying 0/1's timestamp
 			n.fire(0)
 			n.flush() // pair 1's first reply carries the second 0/0 reply's timestamp
@@ -174,7 +174,7 @@ func TestInterleavedT3(t *testing.T) {
 			n.deliver(0) // 0/0 of window 2
 			// The responder's next reply, to a request of window 1
 			// arriving late, carries window 2's 0/1 timestamp.
-			n.clock += 1000
+			n.clock += hop
 			n.envs[1].handler(world.Packet{From: stale.to, To: stale.from, RxTime: 0,
 				Data: requestBytes(t, 1, 0, 1)})
 			n.flush()

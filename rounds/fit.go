@@ -1,6 +1,7 @@
 package rounds
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/chronosync/chronosync/estimate"
@@ -8,11 +9,49 @@ import (
 	"github.com/chronosync/chronosync/rounds/syncpb"
 )
 
-// FitWindow fits every out-edge of one node's window with the estimator in
-// o (its Origin is set to each block's window start) and returns the node's
+// FitReport fits every out-edge of one node's window with the estimator in
+// o (its Origin is set to each block's FitOrigin) and returns the node's
 // report. An edge with too few usable pairs is reported as insufficient,
 // never as a zero fit.
+//
+// The report's ids and counts are int32 on the wire, and FitReport never
+// truncates one: a node id or a block whose Src, Dst, SentPairs, Lost or
+// probe count lies outside [0, math.MaxInt32], a block of another src than
+// node and a block whose window ends before it starts are refused with an
+// error naming the block (its index in blocks) and the field, e.g.
+// "rounds: node 1: block 0: src 4294967297 out of range [0, 2147483647]",
+// and no report.
+func FitReport(node int, incarnation uint64, blocks []probelog.Block, o estimate.Options) (*syncpb.NodeWindowData, error) {
+	if err := checkID("node", node); err != nil {
+		return nil, fmt.Errorf("rounds: %w", err)
+	}
+	for i := range blocks {
+		if err := checkBlock(node, &blocks[i]); err != nil {
+			return nil, fmt.Errorf("rounds: node %d: block %d: %w", node, i, err)
+		}
+	}
+	return fitWindow(node, incarnation, blocks, o), nil
+}
+
+// FitWindow is FitReport for callers that cannot take an error: it leaves
+// out of the report every block FitReport would refuse (never truncating
+// its ids into other nodes'), and a node id outside [0, math.MaxInt32]
+// becomes NodeId −1, whose report the master rejects. FitReport says why.
 func FitWindow(node int, incarnation uint64, blocks []probelog.Block, o estimate.Options) *syncpb.NodeWindowData {
+	if checkID("node", node) != nil {
+		return &syncpb.NodeWindowData{NodeId: -1, Incarnation: incarnation}
+	}
+	ok := make([]probelog.Block, 0, len(blocks))
+	for i := range blocks {
+		if checkBlock(node, &blocks[i]) == nil {
+			ok = append(ok, blocks[i])
+		}
+	}
+	return fitWindow(node, incarnation, ok, o)
+}
+
+// fitWindow fits blocks, which checkBlock accepted, into node's report.
+func fitWindow(node int, incarnation uint64, blocks []probelog.Block, o estimate.Options) *syncpb.NodeWindowData {
 	d := &syncpb.NodeWindowData{NodeId: int32(node), Incarnation: incarnation}
 	for i := range blocks {
 		b := &blocks[i]
@@ -25,12 +64,41 @@ func FitWindow(node int, incarnation uint64, blocks []probelog.Block, o estimate
 	return d
 }
 
+// checkID says why v, the field what of a report, does not fit the wire's
+// int32 as a non-negative value, or nil.
+func checkID(what string, v int) error {
+	if v < 0 || v > math.MaxInt32 {
+		return fmt.Errorf("%s %d out of range [0, %d]", what, v, math.MaxInt32)
+	}
+	return nil
+}
+
+// checkBlock says why b cannot be one of node's report's edges, or nil.
+func checkBlock(node int, b *probelog.Block) error {
+	for _, f := range []struct {
+		what string
+		v    int
+	}{{"src", b.Src}, {"dst", b.Dst}, {"sent pairs", b.SentPairs}, {"lost", b.Lost}, {"probe count", len(b.Probes)}} {
+		if err := checkID(f.what, f.v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case b.Src != node:
+		return fmt.Errorf("src %d is not the reporting node %d", b.Src, node)
+	case b.WindowEnd < b.WindowStart:
+		return fmt.Errorf("window end %d before window start %d", b.WindowEnd, b.WindowStart)
+	}
+	return nil
+}
+
 // FitOrigin is the x origin of every edge fit of a window [start, end) of
 // the src clock: its middle, where the fitted offset's error is least and
 // least correlated with the drift's. Beta and its sigma are at FitOrigin.
 func FitOrigin(start, end int64) int64 { return start + (end-start)/2 }
 
-// FitEdge fits one edge's window, with Beta at FitOrigin.
+// FitEdge fits one edge's window, with Beta at FitOrigin. b's ids and
+// counts must fit the report's int32 fields, as FitReport checks.
 func FitEdge(b *probelog.Block, o estimate.Options) *syncpb.EdgeAlphaBeta {
 	o.Origin = FitOrigin(b.WindowStart, b.WindowEnd)
 	e := &syncpb.EdgeAlphaBeta{

@@ -2,6 +2,7 @@ package rounds
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/rounds/wire"
 	"github.com/chronosync/chronosync/world"
+	"google.golang.org/protobuf/proto"
 )
 
 // master drives the rounds: it lives on the master node beside that node's
@@ -30,6 +32,11 @@ type master struct {
 	length   time.Duration
 	history  []stability
 	solver   *Solver
+	// rejectedReports and rejectedEdges count, since the last round was
+	// solved, the reports refused whole and the edges dropped from the
+	// reports taken (see checkReport and screenEdges); finish reports
+	// them in the round's Notes and log.
+	rejectedReports, rejectedEdges int
 }
 
 func newMaster(n *Node) (*master, error) {
@@ -130,10 +137,22 @@ func (m *master) openGather() {
 	m.deadline = m.n.env.AfterFunc(m.n.cfg.GatherDeadline, m.finish)
 }
 
-// report takes one node's window data.
+// report takes one node's window data. A report that claims another node
+// or carries more edges than a node has is refused whole; of one taken,
+// every edge that is not the node's own, names a node outside the probe
+// graph, repeats another or holds a value GraphCalc refuses is dropped.
+// Each refusal is logged and counted, so that one node cannot spoil or
+// fake the round.
 func (m *master) report(node int, d *syncpb.NodeWindowData, size int) {
-	if node < 0 || node >= len(m.reports) || int(d.NodeId) != node {
-		m.n.env.Logger().Warn("report for the wrong node", "from", node, "claims", d.NodeId)
+	log := m.n.env.Logger()
+	if d == nil || node < 0 || node >= len(m.reports) || int(d.NodeId) != node {
+		log.Warn("report for the wrong node", "from", node, "claims", d.GetNodeId())
+		m.rejectedReports++
+		return
+	}
+	if err := checkReport(d, len(m.n.cfg.Nodes)); err != nil {
+		log.Warn("report rejected", "node", node, "round", d.RoundId, "err", err)
+		m.rejectedReports++
 		return
 	}
 	if m.n.cfg.Mode == ModeWindows && !m.gather && d.RoundId == m.round {
@@ -142,9 +161,14 @@ func (m *master) report(node int, d *syncpb.NodeWindowData, size int) {
 		m.openGather()
 	}
 	if !m.gather || d.RoundId != m.round || m.reports[node] != nil {
-		m.n.env.Logger().Debug("stale report", "node", node, "round", d.RoundId, "current", m.round)
+		log.Debug("stale report", "node", node, "round", d.RoundId, "current", m.round)
 		return
 	}
+	d, dropped := screenEdges(node, d, m.n.cfg.Nodes)
+	for _, err := range dropped {
+		log.Warn("report edge rejected", "node", node, "round", d.RoundId, "err", err)
+	}
+	m.rejectedEdges += len(dropped)
 	m.reports[node] = d
 	m.bytes += size
 	for _, p := range m.n.cfg.Participants {
@@ -179,6 +203,11 @@ func (m *master) finish() {
 	for _, n := range r.Notes {
 		m.n.env.Logger().Warn("round not settled", "round", m.round, "note", n)
 	}
+	if m.rejectedReports > 0 || m.rejectedEdges > 0 {
+		m.n.env.Logger().Warn("round input rejected", "round", m.round, "reports", m.rejectedReports, "edges", m.rejectedEdges)
+		r.Notes = append(r.Notes, fmt.Sprintf("the master refused %d reports and dropped %d edges since the last round (see its log)", m.rejectedReports, m.rejectedEdges))
+		m.rejectedReports, m.rejectedEdges = 0, 0
+	}
 	r.Figures = Figures{
 		Window:       m.length,
 		GatherWait:   time.Duration(m.now() - m.endAt),
@@ -205,6 +234,90 @@ func (m *master) finish() {
 	m.startRound()
 	r.Figures.EndToStart = time.Duration(m.now() - m.endAt)
 	m.n.obs.Round(r)
+}
+
+// maxReportEdges is the most edges one report may carry in a probe graph of
+// nodes nodes: one to each other node.
+func maxReportEdges(nodes int) int { return max(nodes-1, 0) }
+
+// checkReport says why a report must be refused whole, or nil: it carries
+// more edges than maxReportEdges (a node of a graph of nodes nodes has at
+// most that many out-edges; what is beyond is an attack on the master's
+// time, not data).
+func checkReport(d *syncpb.NodeWindowData, nodes int) error {
+	if n, limit := len(d.Edges), maxReportEdges(nodes); n > limit {
+		return fmt.Errorf("%d edges; a node of a %d-node probe graph has at most %d", n, nodes, limit)
+	}
+	return nil
+}
+
+// screenEdges returns node's report d without the edges the round cannot
+// take, and why each of those was dropped (nil, and d itself, when none
+// was; otherwise a copy, d unchanged). An edge is dropped when its src is
+// not node (a node reports its own out-edges: see FitReport), its dst is
+// not another node of the probe graph (nodes, sorted), it repeats an
+// earlier edge's (src, dst), or, unless it is insufficient (whose values
+// nothing uses), a value of its fit or of its fit before a step lies
+// outside GraphCalc's bounds (graphcalc.Edge.Check).
+func screenEdges(node int, d *syncpb.NodeWindowData, nodes []world.NodeID) (*syncpb.NodeWindowData, []error) {
+	var dropped []error
+	var kept []*syncpb.EdgeAlphaBeta
+	seen := make(map[int32]int, len(d.Edges)) // dst → the edge that has it
+	for i, e := range d.Edges {
+		err := checkEdge(node, e, nodes)
+		if err == nil {
+			if k, dup := seen[e.DstNodeId]; dup {
+				err = fmt.Errorf("repeats edge %d", k)
+			} else {
+				seen[e.DstNodeId] = i
+			}
+		}
+		if err != nil {
+			dropped = append(dropped, fmt.Errorf("edge %d (%d->%d): %w", i, e.GetSrcNodeId(), e.GetDstNodeId(), err))
+			if kept == nil {
+				kept = slices.Clone(d.Edges[:i])
+			}
+			continue
+		}
+		if kept != nil {
+			kept = append(kept, e)
+		}
+	}
+	if dropped == nil {
+		return d, nil
+	}
+	c := proto.Clone(d).(*syncpb.NodeWindowData)
+	c.Edges = kept
+	return c, dropped
+}
+
+// checkEdge says why e cannot be one of node's edges (see screenEdges), or
+// nil; it does not look for repeats.
+func checkEdge(node int, e *syncpb.EdgeAlphaBeta, nodes []world.NodeID) error {
+	if e == nil {
+		return errors.New("empty edge")
+	}
+	src, dst := int(e.SrcNodeId), int(e.DstNodeId)
+	if src != node {
+		return fmt.Errorf("src %d is not the reporting node %d", src, node)
+	}
+	if _, ok := slices.BinarySearch(nodes, world.NodeID(dst)); !ok || dst == src {
+		return fmt.Errorf("dst %d is not another node of the probe graph", dst)
+	}
+	if e.Insufficient {
+		return nil
+	}
+	g := graphcalc.Edge{Alpha: e.Alpha, Beta: e.Beta, Sigma: e.SigmaNs, AlphaSigma: e.AlphaSigma, SysSigma: e.AsymSigmaNs}
+	if err := g.Check(); err != nil {
+		return err
+	}
+	if p := e.PreStep; p != nil {
+		g := graphcalc.Edge{Alpha: p.Alpha, Beta: p.Beta, Sigma: p.SigmaNs, AlphaSigma: p.AlphaSigma, SysSigma: p.AsymSigmaNs}
+		if err := g.Check(); err != nil {
+			return fmt.Errorf("pre-step fit: %w", err)
+		}
+	}
+	return nil
 }
 
 // skew is the spread of the reporting nodes' window starts on the global

@@ -9,6 +9,36 @@ import (
 	"github.com/chronosync/chronosync/world"
 )
 
+// Bounds on the timing a node takes from the master's ROUND_START. The
+// master decides the window and cadence of each round, but a node does not
+// trust it to stay sane: a value outside them is refused with a logged
+// error and counted ([NodeStats.RefusedTiming]), and the node keeps its
+// previous setting for that field. The node's own configuration is local,
+// so its values ([Config.Cadence], [Config.Window] and the adaptive bounds
+// [Config.WindowMin] and [Config.WindowMax]) are always taken, and widen
+// these bounds where they lie outside them.
+const (
+	// MinCadence is the shortest pair interval taken from the master: 100
+	// µs. A shorter one (cadence_ns = 1) would make the prober send as fast
+	// as its event loop turns.
+	MinCadence = 100 * time.Microsecond
+	// MinWindow is the shortest window taken from the master: 1 ms. The
+	// cadence taken must also be no longer than the window.
+	MinWindow = time.Millisecond
+	// MaxWindow is the longest window taken from the master: 1 h. Where the
+	// configuration bounds an adaptive window, the window taken must lie
+	// within WindowMin..WindowMax instead.
+	MaxWindow = time.Hour
+)
+
+// NodeStats are a node's counters over its life.
+type NodeStats struct {
+	// RefusedTiming counts the ROUND_START fields (window_ns, cadence_ns)
+	// the node refused as outside their bounds ([MinCadence], [MinWindow],
+	// [MaxWindow]), keeping its previous setting.
+	RefusedTiming int
+}
+
 // Node is the protocol program of one node: its prober, its agent (which
 // talks to the master) and, on the master node, the master.
 type Node struct {
@@ -28,6 +58,7 @@ type Node struct {
 	rotate  world.Timer // Variant A: the local window timer
 	retries int
 	cons    *consensus
+	stats   NodeStats
 }
 
 // New returns the program of one node. incarnation tells restarts apart (the
@@ -38,6 +69,9 @@ func New(cfg Config, incarnation uint64, obs Observer) *Node {
 	}
 	return &Node{cfg: cfg, obs: obs, incarnation: incarnation, length: cfg.Window}
 }
+
+// Stats returns the node's counters so far.
+func (n *Node) Stats() NodeStats { return n.stats }
 
 // Prober returns the node's prober (nil before Start).
 func (n *Node) Prober() *probe.Prober { return n.prober }
@@ -148,12 +182,7 @@ func (n *Node) handle(env *syncpb.Envelope) {
 }
 
 func (n *Node) startRound(rs *syncpb.RoundStart) {
-	if rs.WindowNs > 0 {
-		n.length = time.Duration(rs.WindowNs)
-	}
-	if rs.CadenceNs > 0 {
-		n.prober.SetCadence(time.Duration(rs.CadenceNs))
-	}
+	n.applyTiming(rs)
 	if !n.participant() {
 		return
 	}
@@ -161,6 +190,50 @@ func (n *Node) startRound(rs *syncpb.RoundStart) {
 		return // Variant A rotates by itself once started
 	}
 	n.openWindow(rs.RoundId)
+}
+
+// applyTiming takes the window length and cadence a ROUND_START sets (a
+// zero field sets nothing) where they lie within their bounds; it refuses
+// the others, logging an error that names the field and its bounds, and
+// keeps the previous setting. The cadence taken must be no longer than the
+// window in effect, and a window shorter than the cadence kept is refused
+// (the configured cadence excepted: the configuration is the node's own).
+func (n *Node) applyTiming(rs *syncpb.RoundStart) {
+	wlo, whi := min(MinWindow, n.cfg.Window), max(MaxWindow, n.cfg.Window)
+	if n.cfg.WindowMin > 0 {
+		wlo, whi = n.cfg.WindowMin, n.cfg.WindowMax
+	}
+	window := n.length
+	if rs.WindowNs != 0 {
+		if d := time.Duration(rs.WindowNs); wlo <= d && d <= whi {
+			window = d
+		} else {
+			n.refuse(rs, "window_ns", d, wlo, whi, n.length)
+		}
+	}
+	cadence := n.prober.Cadence()
+	if rs.CadenceNs != 0 {
+		lo, hi := min(MinCadence, n.cfg.Cadence), max(window, n.cfg.Cadence)
+		if d := time.Duration(rs.CadenceNs); lo <= d && d <= hi {
+			cadence = d
+		} else {
+			n.refuse(rs, "cadence_ns", d, lo, hi, cadence)
+		}
+	}
+	if cadence > window && cadence != n.cfg.Cadence {
+		n.refuse(rs, "window_ns", window, max(wlo, cadence), whi, n.length)
+		window = n.length
+	}
+	n.length = window
+	n.prober.SetCadence(cadence)
+}
+
+// refuse logs and counts a ROUND_START field outside [lo, hi]; the node
+// keeps kept.
+func (n *Node) refuse(rs *syncpb.RoundStart, field string, got, lo, hi, kept time.Duration) {
+	n.stats.RefusedTiming++
+	n.env.Logger().Error("ROUND_START timing out of bounds: refused, previous setting kept",
+		"round", rs.RoundId, "field", field, "value", got, "min", lo, "max", hi, "kept", kept)
 }
 
 // openWindow starts probing for round; in Variant A and consensus mode it

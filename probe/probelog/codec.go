@@ -8,13 +8,23 @@ import (
 	"github.com/chronosync/chronosync/estimate"
 )
 
-// checkBlock says why w may not store b, or nil.
+// checkNodes says why a log may not claim nodes nodes (Meta.Nodes), or nil.
+func checkNodes(nodes int) error {
+	if nodes < MinNodes || nodes > MaxNodes {
+		return fmt.Errorf("nodes %d out of range [%d, %d]", nodes, MinNodes, MaxNodes)
+	}
+	return nil
+}
+
+// checkBlock says why w may not store b, or nil; nodes is Meta.Nodes.
 func checkBlock(b *Block, nodes int) error {
 	switch {
-	case b.Src < 0 || b.Dst < 0:
-		return fmt.Errorf("negative node id in edge %d→%d", b.Src, b.Dst)
-	case nodes > 0 && (b.Src >= nodes || b.Dst >= nodes):
-		return fmt.Errorf("edge %d→%d names a node outside [0, %d)", b.Src, b.Dst, nodes)
+	case b.Src < 0 || b.Src >= nodes:
+		return fmt.Errorf("src %d out of range [0, %d)", b.Src, nodes)
+	case b.Dst < 0 || b.Dst >= nodes:
+		return fmt.Errorf("dst %d out of range [0, %d)", b.Dst, nodes)
+	case b.WindowEnd < b.WindowStart:
+		return fmt.Errorf("window end %d before window start %d", b.WindowEnd, b.WindowStart)
 	case b.SentPairs < 0:
 		return fmt.Errorf("negative SentPairs %d", b.SentPairs)
 	case b.Lost < 0:
@@ -108,21 +118,34 @@ func (d *decoder) count(what string, limit uint64) int {
 	return int(v)
 }
 
+// node reads a node id, which must lie in [0, nodes).
+func (d *decoder) node(what string, nodes int) int {
+	at := d.i
+	v := d.uvarint(what)
+	if d.err == nil && (nodes < 1 || v >= uint64(nodes)) {
+		d.i = at
+		d.fail("%s %d out of range [0, %d)", what, v, nodes)
+		return 0
+	}
+	return int(v)
+}
+
 // decodePayload decodes one payload of the given schema (Schema or
 // SchemaV1); nodes is Meta.Nodes.
 func decodePayload(p []byte, schema, nodes int) (*Block, error) {
 	d := &decoder{b: p}
-	nodeLimit := uint64(math.MaxInt)
-	if nodes > 0 {
-		nodeLimit = uint64(nodes - 1)
-	}
 	b := &Block{}
-	b.Src = d.count("src", nodeLimit)
-	b.Dst = d.count("dst", nodeLimit)
+	b.Src = d.node("src", nodes)
+	b.Dst = d.node("dst", nodes)
 	b.RoundID = d.uvarint("round id")
 	b.WindowID = d.uvarint("window id")
 	b.WindowStart = d.varint("window start")
+	at := d.i
 	b.WindowEnd = b.WindowStart + d.varint("window length")
+	if d.err == nil && b.WindowEnd < b.WindowStart {
+		d.i = at
+		d.fail("window end %d before window start %d", b.WindowEnd, b.WindowStart)
+	}
 	b.SentPairs = d.count("sent pairs", math.MaxInt)
 	b.Lost = d.count("lost", math.MaxInt)
 	// Cap the count by what the rest of the payload can hold before

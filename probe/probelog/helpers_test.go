@@ -14,7 +14,7 @@ import (
 )
 
 // testMeta is the meta data of the logs the tests write.
-var testMeta = Meta{Schema: Schema, RunID: "test-run", Nodes: 0, Units: "ns", Source: "sim"}
+var testMeta = Meta{Schema: Schema, RunID: "test-run", Nodes: 64, Units: "ns", Source: "sim"}
 
 // realisticBlock simulates one window of the edge src→dst: a pair every
 // 800 µs (the two probes of a pair 2–8 µs apart), dst's clock off by up to
@@ -51,7 +51,8 @@ func realisticBlock(rng *rand.Rand, src, dst int, round uint64, start int64, pai
 }
 
 // randomBlock draws a block whose values range over everything the format
-// must hold: negative clocks, empty windows, values at the int64 limits.
+// must hold: nodes below 64, negative clocks, empty windows, values at the
+// int64 limits.
 func randomBlock(rng *rand.Rand) *Block {
 	val := func() int64 {
 		switch rng.IntN(6) {
@@ -68,6 +69,9 @@ func randomBlock(rng *rand.Rand) *Block {
 	b := &Block{
 		Src: rng.IntN(64), Dst: rng.IntN(64), RoundID: rng.Uint64(), WindowID: rng.Uint64() >> rng.IntN(64),
 		WindowStart: val(), WindowEnd: val(), SentPairs: rng.IntN(1 << 20), Lost: rng.IntN(100),
+	}
+	if b.WindowEnd < b.WindowStart {
+		b.WindowStart, b.WindowEnd = b.WindowEnd, b.WindowStart
 	}
 	n := []int{0, 1, 2, rng.IntN(300)}[rng.IntN(4)]
 	for range n {

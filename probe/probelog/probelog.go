@@ -54,12 +54,19 @@
 // The reader checks the CRC of every block, then every value it decodes: a
 // varint that overflows 64 bits, a count that does not fit an int or that the
 // payload cannot hold, a Slot other than 0 or 1, a T3Source beyond
-// T3Kernel (or any in schema 1), a Pair outside uint32, a node
-// outside [0, Meta.Nodes) when Meta.Nodes > 0, trailing bytes. All of these
-// are ErrCorrupt. The reader never allocates more than the bytes it has
-// actually read justify, so a lying length or count costs nothing. It does
-// not cross-check SentPairs, Lost and len(Probes): it stores what the node
-// reported.
+// T3Kernel (or any in schema 1), a Pair outside uint32, a Src or Dst
+// outside [0, Meta.Nodes), a WindowEnd before WindowStart, trailing bytes.
+// All of these are ErrCorrupt, as is a header whose Meta.Nodes is outside
+// [MinNodes, MaxNodes]. Every error names the block (its index, counting
+// from 0, and its byte offset) and the field at fault, e.g.
+//
+//	probes.bin: block 3 at byte 1207: corrupt probe log: payload byte 1: dst 4294967298 out of range [0, 4)
+//
+// (led by the file's path where the log was read with ReadFile, by
+// "probelog" otherwise). The reader never allocates more than the bytes it
+// has actually read justify, so a lying length or count costs nothing. It
+// does not cross-check SentPairs, Lost and len(Probes): it stores what the
+// node reported.
 package probelog
 
 import (
@@ -79,10 +86,18 @@ const Schema = 2
 const SchemaV1 = 1
 
 // Limits on what a header or a block may claim, beyond which the reader says
-// ErrCorrupt and the writer refuses.
+// ErrCorrupt and the writer refuses. Every limit of the format is here.
 const (
-	MaxMetaBytes    = 1 << 20 // the header's JSON
-	MaxPayloadBytes = 1 << 30 // one block's payload
+	// MaxMetaBytes bounds the header's JSON.
+	MaxMetaBytes = 1 << 20
+	// MaxPayloadBytes bounds one block's payload.
+	MaxPayloadBytes = 1 << 30
+	// MinNodes and MaxNodes bound Meta.Nodes, and every block's Src and
+	// Dst lie in [0, Meta.Nodes): a log always states its node count, and
+	// no node id it holds can overflow the int32 of the protocol's
+	// messages. MaxNodes (2^20) is far beyond any run's probe graph.
+	MinNodes = 1
+	MaxNodes = 1 << 20
 )
 
 // minProbeBytes is the smallest encoding of one probe: six one-byte varints.
@@ -92,7 +107,7 @@ const minProbeBytes = 6
 type Meta struct {
 	Schema int    `json:"schema"` // Schema (or SchemaV1, read only); NewWriter sets it when 0
 	RunID  string `json:"run_id"`
-	Nodes  int    `json:"nodes"`  // the number of nodes; 0 when unknown
+	Nodes  int    `json:"nodes"`  // the number of nodes, MinNodes to MaxNodes; every block's Src and Dst are below it
 	Units  string `json:"units"`  // of every timestamp; NewWriter sets "ns" when empty
 	Source string `json:"source"` // where the timestamps came from, e.g. "sim" or "real/so_timestamping"
 }
@@ -104,7 +119,7 @@ type Block struct {
 	RoundID     uint64 // the round the window belongs to
 	WindowID    uint64
 	WindowStart int64            // src's clock
-	WindowEnd   int64            // src's clock
+	WindowEnd   int64            // src's clock; not before WindowStart
 	SentPairs   int              // pairs sent in the window
 	Lost        int              // probes that got no reply
 	Probes      []estimate.Probe // answered probes, in send order

@@ -43,7 +43,7 @@ func TestRoundTripRandom(t *testing.T) {
 func TestRoundTripLimits(t *testing.T) {
 	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 	b := &Block{Src: 3, Dst: 1, RoundID: math.MaxUint64, WindowID: math.MaxUint64,
-		WindowStart: hi, WindowEnd: lo, SentPairs: math.MaxInt, Lost: math.MaxInt,
+		WindowStart: lo, WindowEnd: hi, SentPairs: math.MaxInt, Lost: math.MaxInt,
 		Probes: []estimate.Probe{
 			{T1: lo, T2: hi, T3: lo, T4: hi, Pair: math.MaxUint32, Slot: 1},
 			{T1: hi, T2: lo, T3: hi, T4: lo, Pair: 0, Slot: 0},
@@ -69,7 +69,7 @@ func TestMeta(t *testing.T) {
 	if !strings.HasPrefix(buf.String(), Magic) {
 		t.Errorf("header %q lacks the magic", buf.String())
 	}
-	if err := w.Write(&Block{Src: 4, Dst: 0}); err == nil || !strings.Contains(err.Error(), "outside [0, 4)") {
+	if err := w.Write(&Block{Src: 4, Dst: 0}); err == nil || !strings.Contains(err.Error(), "src 4 out of range [0, 4)") {
 		t.Errorf("a node outside the meta's count: %v", err)
 	}
 	r, err := NewReader(&buf)
@@ -144,7 +144,7 @@ func TestTruncation(t *testing.T) {
 			}
 			continue
 		}
-		if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), fmt.Sprintf("block at byte %d:", last)) {
+		if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), fmt.Sprintf("block %d at byte %d:", len(blocks)-1, last)) {
 			t.Fatalf("cut at %d: %v, want ErrTruncated at byte %d", cut, err, last)
 		}
 		if r.Offset() != int64(last) {
@@ -176,7 +176,7 @@ func TestFlippedByte(t *testing.T) {
 			if len(got) != k || (k > 0 && !reflect.DeepEqual(got, blocks[:k])) {
 				t.Fatalf("flip at %d: %d blocks before the error, want %d", pos, len(got), k)
 			}
-			where := fmt.Sprintf("block at byte %d:", starts[k])
+			where := fmt.Sprintf("block %d at byte %d:", k, starts[k])
 			inPrefix := pos < starts[k]+prefix
 			switch {
 			case errors.Is(err, ErrCorrupt) && strings.Contains(err.Error(), where):

@@ -21,7 +21,8 @@ type Writer struct {
 
 // NewWriter writes the header for m to w, in one Write call, and returns a
 // Writer that appends blocks after it. A zero m.Schema becomes Schema and an
-// empty m.Units "ns"; any other schema, or a negative m.Nodes, is an error.
+// empty m.Units "ns"; any other schema, or an m.Nodes outside [MinNodes,
+// MaxNodes], is an error.
 func NewWriter(w io.Writer, m Meta) (*Writer, error) {
 	if m.Schema == 0 {
 		m.Schema = Schema
@@ -32,8 +33,8 @@ func NewWriter(w io.Writer, m Meta) (*Writer, error) {
 	if m.Schema != Schema {
 		return nil, fmt.Errorf("probelog: schema %d, this package writes %d", m.Schema, Schema)
 	}
-	if m.Nodes < 0 {
-		return nil, fmt.Errorf("probelog: negative node count %d", m.Nodes)
+	if err := checkNodes(m.Nodes); err != nil {
+		return nil, fmt.Errorf("probelog: meta: %w", err)
 	}
 	js, err := json.Marshal(m)
 	if err != nil {
@@ -51,10 +52,10 @@ func NewWriter(w io.Writer, m Meta) (*Writer, error) {
 func (w *Writer) Meta() Meta { return w.meta }
 
 // Write appends b as one block with one Write call on the underlying writer.
-// A block the format cannot hold (a negative node id or count, a node outside
-// [0, Meta.Nodes) when Nodes > 0, a Slot other than 0 or 1, a T3Source
-// beyond estimate.T3Kernel, a payload over
-// MaxPayloadBytes) is refused with an error and nothing is written. Once a
+// A block the format cannot hold (a Src or Dst outside [0, Meta.Nodes), a
+// WindowEnd before WindowStart, a negative count, a Slot other than 0 or
+// 1, a T3Source beyond estimate.T3Kernel, a payload over MaxPayloadBytes)
+// is refused with an error and nothing is written. Once a
 // Write of the underlying writer has failed, every later call returns that
 // error: the log may end in a torn block and must not be appended to.
 func (w *Writer) Write(b *Block) error {
