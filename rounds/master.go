@@ -37,6 +37,16 @@ type master struct {
 	// reports taken (see checkReport and screenEdges); finish reports
 	// them in the round's Notes and log.
 	rejectedReports, rejectedEdges int
+	// pending are the accepted streams that have not said hello yet, in
+	// the order they opened, with when (local clock); heartbeat closes
+	// those that stay silent (see helloWait).
+	pending []pendingConn
+}
+
+// pendingConn is an accepted stream waiting for its hello.
+type pendingConn struct {
+	s  world.Stream
+	at int64
 }
 
 func newMaster(n *Node) (*master, error) {
@@ -341,6 +351,7 @@ func skew(r *RoundReport) time.Duration {
 // heartbeat drops connections that have been silent for three heartbeats.
 func (m *master) heartbeat() {
 	now := m.now()
+	m.closeSilent(now)
 	for id, s := range m.conns {
 		if s != nil && time.Duration(now-m.heard[id]) > 3*m.n.cfg.Heartbeat {
 			m.n.env.Logger().Warn("node silent; dropping its connection", "node", id)
@@ -350,6 +361,54 @@ func (m *master) heartbeat() {
 	}
 	if m.gather {
 		m.checkGather()
+	}
+}
+
+// helloWait is how many heartbeats an accepted stream may stay without a
+// hello before the master closes it; maxPending bounds, per node, the
+// streams that may wait at once (the oldest is closed beyond it), so that
+// a peer that opens connections and says nothing holds neither sockets nor
+// memory for long.
+const (
+	helloWait  = 3
+	maxPending = 4
+)
+
+// closeSilent closes the accepted streams that have waited for their
+// hello longer than helloWait heartbeats.
+func (m *master) closeSilent(now int64) {
+	keep := m.pending[:0]
+	for _, p := range m.pending {
+		if time.Duration(now-p.at) > helloWait*m.n.cfg.Heartbeat {
+			m.n.env.Logger().Warn("closing connection: no hello", "from", p.s.RemoteAddr(), "waited", time.Duration(now-p.at))
+			p.s.Close()
+			continue
+		}
+		keep = append(keep, p)
+	}
+	clear(m.pending[len(keep):])
+	m.pending = keep
+}
+
+// await records s, just accepted, as waiting for its hello, closing the
+// oldest waiting stream when maxPending per node already wait.
+func (m *master) await(s world.Stream) {
+	if limit := maxPending * len(m.conns); len(m.pending) >= limit {
+		old := m.pending[0]
+		m.n.env.Logger().Warn("closing connection: too many connections without hello", "from", old.s.RemoteAddr(), "limit", limit)
+		old.s.Close()
+		m.pending = append(m.pending[:0], m.pending[1:]...)
+	}
+	m.pending = append(m.pending, pendingConn{s: s, at: m.now()})
+}
+
+// greeted forgets s as waiting for its hello (it said hello, or closed).
+func (m *master) greeted(s world.Stream) {
+	for i, p := range m.pending {
+		if p.s == s {
+			m.pending = append(m.pending[:i], m.pending[i+1:]...)
+			return
+		}
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 // masterConn is the handler of every stream the master accepted.
 type masterConn struct{ m *master }
 
-func (c masterConn) OnOpen(world.Stream) {}
+func (c masterConn) OnOpen(s world.Stream) { c.m.await(s) }
 
 func (c masterConn) OnMessage(s world.Stream, msg []byte) {
 	m := c.m
@@ -23,13 +23,14 @@ func (c masterConn) OnMessage(s world.Stream, msg []byte) {
 		return
 	}
 	if h, ok := env.Body.(*syncpb.Envelope_Hello); ok {
+		m.greeted(s)
 		c.hello(s, h.Hello)
 		return
 	}
 	node := c.owner(s)
 	if node < 0 {
 		log.Warn("closing connection: message before hello", "from", s.RemoteAddr(), "kind", wire.Kind(env))
-		s.Close()
+		c.drop(s)
 		return
 	}
 	m.heard[node] = m.now()
@@ -85,6 +86,7 @@ func (c masterConn) drop(s world.Stream) {
 }
 
 func (c masterConn) forget(s world.Stream) {
+	c.m.greeted(s)
 	if id := c.owner(s); id >= 0 {
 		c.m.conns[id] = nil
 		if c.m.gather {
