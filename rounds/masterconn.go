@@ -53,7 +53,7 @@ func (c masterConn) hello(s world.Stream, h *syncpb.Hello) {
 	node := int(h.NodeId)
 	if node < 0 || node >= len(m.conns) || world.NodeID(node) == m.n.cfg.Master || int(s.RemoteAddr().Node) != node {
 		m.n.env.Logger().Warn("closing connection: bad hello", "from", s.RemoteAddr(), "node", h.NodeId)
-		s.Close()
+		c.drop(s) // a registered stream is forgotten too: it gets no OnClose
 		return
 	}
 	if old := m.conns[node]; old != nil && old != s {

@@ -30,9 +30,12 @@ type Solver struct {
 	// (see modelError).
 	prev     map[int]offsets.Offset
 	mismatch []mismatch
-	// ambiguity is the clock steps so far that could not be told to be
-	// the reference's or another node's, ns (in quadrature): global time
-	// after them is uncertain by that much, and every later model with it.
+	// ambiguity is global time's own uncertainty after the clock steps so
+	// far, ns (in quadrature): the size of each step that could not be told
+	// to be the reference's or another node's, and the size uncertainty of
+	// each step the reference took (global time after it runs on the
+	// reference's clock less the step as estimated); every later model is
+	// uncertain by that much too.
 	ambiguity float64
 	// notes say what the last round's solution could not settle.
 	notes []string
@@ -125,6 +128,16 @@ func (s *Solver) Solve(round uint64, reports []*syncpb.NodeWindowData) (*graphca
 	if psum != nil {
 		var gauge float64
 		steps, gauge = s.steps(sum, psum, reports, boundary)
+		if st, ok := steps[s.ref]; ok && st.SizeNS != 0 {
+			// The reference stepped: global time runs on through the
+			// step as estimated, and its error stays in every later
+			// model (a boundary step's in this round's too, which are
+			// after it).
+			s.ambiguity = math.Hypot(s.ambiguity, st.SizeUncertaintyNS)
+			if boundary {
+				ambiguity = s.ambiguity
+			}
+		}
 		switch {
 		case len(steps) == 0:
 		case boundary:
