@@ -5,7 +5,7 @@ BIN         := bin/chronosync
 SCENARIO    ?= scenarios/quickstart.yaml
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: all build run deps test unit accept lint bench bench-smoke clean
+.PHONY: all build run deps test unit accept lint bench bench-smoke fuzz fuzz-smoke clean
 
 all: build
 
@@ -33,7 +33,7 @@ SKIP_LOG := $(CURDIR)/.cache/make-test-skips.txt
 ## (what CI runs); ends with the list of what was skipped
 test: deps
 	@mkdir -p '$(dir $(SKIP_LOG))' && : > '$(SKIP_LOG)'
-	@CHRONOSYNC_SKIP_LOG='$(SKIP_LOG)' $(MAKE) --no-print-directory lint proto-check bench-smoke unit accept; \
+	@CHRONOSYNC_SKIP_LOG='$(SKIP_LOG)' $(MAKE) --no-print-directory lint proto-check bench-smoke fuzz-smoke unit accept; \
 	status=$$?; ./ci/deps.sh report '$(SKIP_LOG)'; exit $$status
 
 # The packages that measure real-time behaviour (the shaper's delays, the
@@ -57,6 +57,16 @@ accept:
 # figures come from `make bench`.
 bench-smoke:
 	$(GO) test -short -run '^$$' -bench . -benchtime 1x ./...
+
+## fuzz: every native fuzz target, FUZZTIME each (default 30s), with a
+## table of the executions (ci/fuzz.sh)
+FUZZTIME ?= 30s
+fuzz:
+	./ci/fuzz.sh $(FUZZTIME)
+
+# Every fuzz target a few seconds, so that none rots (make test).
+fuzz-smoke:
+	./ci/fuzz.sh 2s
 
 ## lint: gofmt, go vet, staticcheck (-tags rocm too, with libhsa-runtime-dev)
 lint:

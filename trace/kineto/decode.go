@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
@@ -590,7 +591,10 @@ func (d *decoder) args(raw []byte) (map[string]string, error) {
 			if err := json.Compact(&d.buf, val); err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err) // checked JSON: cannot happen
 			}
-			out[k] = d.buf.String()
+			// Compact copies string bytes as they are: invalid UTF-8
+			// becomes U+FFFD, as unquote makes it in plain strings, or
+			// the XSpace would not marshal.
+			out[k] = strings.ToValidUTF8(d.buf.String(), "\uFFFD")
 		default:
 			out[k] = string(val)
 		}

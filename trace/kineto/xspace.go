@@ -288,7 +288,7 @@ func (c *converter) compact(raw []byte, e *Event) []byte {
 		enc, _ := json.Marshal(m) // strings only: cannot fail
 		c.buf.Write(enc)
 	}
-	return slices.Clone(c.buf.Bytes())
+	return bytes.ToValidUTF8(c.buf.Bytes(), []byte("\uFFFD")) // a copy; see decoder.args
 }
 
 // build makes the plane's XPlane: lines with their ids and names, events

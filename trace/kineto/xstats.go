@@ -168,7 +168,7 @@ func (c *converter) value(raw []byte) *xplanepb.XStat {
 		if err := json.Compact(&c.buf, raw); err != nil {
 			return strStat(string(raw)) // checked JSON: cannot happen
 		}
-		return strStat(c.buf.String())
+		return strStat(strings.ToValidUTF8(c.buf.String(), "\uFFFD")) // see decoder.args
 	}
 	s := string(raw)
 	if !strings.ContainsAny(s, ".eE") {
