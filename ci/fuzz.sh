@@ -21,8 +21,8 @@ while read -r pkg; do
 			cat "$log"
 		fi
 		# The fuzzer's last progress line: "fuzz: elapsed: 2s, execs: 1234 (617/sec), ..."
-		execs=$(grep -o 'execs: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-		elapsed=$(grep -o 'elapsed: [0-9]*s' "$log" | tail -1 | cut -d' ' -f2)
+		execs=$(grep -o 'execs: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
+		elapsed=$(grep -o 'elapsed: [0-9]*s' "$log" | tail -1 | cut -d' ' -f2 || true)
 		rows+=("$(printf '%-50s %-26s %6s %12s %s' "${pkg#github.com/chronosync/chronosync/}" "$target" "${elapsed:--}" "${execs:--}" "$result")")
 		rm -f "$log"
 	done
