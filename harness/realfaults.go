@@ -46,7 +46,7 @@ func (b *realBackend) faultActions(faults []scenario.Fault) []faultAction {
 				add(f.At+*f.HealAfter, "heal the partition", func() error { return b.partition(f.Groups, false) })
 			}
 		case scenario.FaultLinkFlap:
-			links := flapLinks(f)
+			links := f.Links()
 			at := f.At
 			for range f.Count {
 				add(at, fmt.Sprintf("link down %v", links), func() error { return b.cutLinks(links, shaper.CutLinkDown, true) })
@@ -66,15 +66,6 @@ func (b *realBackend) faultActions(faults []scenario.Fault) []faultAction {
 	}
 	slices.SortStableFunc(out, func(a, b faultAction) int { return cmp.Compare(a.at, b.at) })
 	return out
-}
-
-// flapLinks are the directed links a link_flap takes down.
-func flapLinks(f scenario.Fault) [][2]int {
-	if len(f.Between) == 2 {
-		a, b := f.Between[0], f.Between[1]
-		return [][2]int{{a, b}, {b, a}}
-	}
-	return [][2]int{{*f.From, *f.To}}
 }
 
 // partition cuts (or heals) every directed link between two groups.

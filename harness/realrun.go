@@ -412,21 +412,15 @@ func (n *Network) stats(w *real.World) NetworkStats {
 	if n.shaper == nil {
 		return out
 	}
+	var partitioned, down uint64
 	for _, st := range n.shaper.Stats() {
 		out.add(st.Stats)
+		partitioned += st.Partitioned
+		down += st.LinkDown
 	}
-	if out.Lost > 0 {
-		out.Dropped["loss"] = out.Lost
-	}
-	if out.QueueDrops > 0 {
-		out.Dropped["queue"] = out.QueueDrops
-	}
-	for _, st := range n.shaper.Stats() {
-		if st.Partitioned > 0 {
-			out.Dropped["partition"] += st.Partitioned
-		}
-		if st.LinkDown > 0 {
-			out.Dropped["linkdown"] += st.LinkDown
+	for why, k := range map[string]uint64{"loss": out.Lost, "queue": out.QueueDrops, "partition": partitioned, "linkdown": down} {
+		if k > 0 {
+			out.Dropped[why] = k
 		}
 	}
 	return out

@@ -18,10 +18,10 @@ import (
 // it opened closes (its peers see their streams end). Its counters stay.
 // Crashing a node that is down does nothing.
 func (w *World) Crash(i world.NodeID) {
-	n := w.nodes[i]
-	if n.lp() == nil || n.lp().isClosed() {
+	if !w.Up(i) {
 		return
 	}
+	n := w.nodes[i]
 	n.shutdown()
 	n.timers = timers{}
 	n.log.Warn("node crashed (fault)", "incarnation", n.incarnation)
@@ -32,10 +32,10 @@ func (w *World) Crash(i world.NodeID) {
 // gives it. It returns the program's Start error. Restarting a node that
 // runs is an error.
 func (w *World) Restart(i world.NodeID, p world.Program) error {
-	n := w.nodes[i]
-	if l := n.lp(); l != nil && !l.isClosed() {
+	if w.Up(i) {
 		return fmt.Errorf("real: restart node %d: it is running", i)
 	}
+	n := w.nodes[i]
 	err := n.boot(p)
 	n.lp().start()
 	n.log.Warn("node restarted (fault)", "incarnation", n.incarnation)

@@ -95,6 +95,10 @@ func staticLinked(t Topology, n int) linked {
 	return nil
 }
 
+// Links returns the directed links a link_flap takes down: both
+// directions of Between, or From → To.
+func (f Fault) Links() [][2]int { return directed(f.From, f.To, f.Between) }
+
 // directed returns the directions a from/to or between pair names.
 func directed(from, to *int, between []int) [][2]int {
 	switch {
