@@ -15,6 +15,11 @@ while read -r pkg; do
 		log=$(mktemp)
 		if go test -run '^$' -fuzz "^${target}\$" -fuzztime "$time" -fuzzminimizetime 100x "$pkg" >"$log" 2>&1; then
 			result=ok
+		elif grep -q 'context deadline exceeded' "$log" && ! grep -q 'Failing input written' "$log"; then
+			# Go's fuzzer can report its own time limit as a failure when
+			# it falls inside a slow execution (seen with
+			# FuzzCombineReadsBack at 2s): no input failed.
+			result="ok (time limit hit mid-execution)"
 		else
 			result=FAIL
 			status=1
