@@ -1,14 +1,21 @@
 // Package auth authenticates a cluster's messages with a shared key: each
-// sealed message carries its sender, a sequence number and a MAC over all
-// three (HMAC-SHA256 from the standard library, truncated to 16 bytes), so
-// that a process on the network without the key can neither forge a
-// message nor replay one it saw. The receiver keeps, per sender, the
-// highest sequence number seen and a window of the 64 before it, as IPsec
-// and WireGuard do: a message older than the window or seen already is a
-// replay.
+// sealed message carries its sender, its receiver, a sequence number and a
+// MAC over all of them and the channel's context (HMAC-SHA256 from the
+// standard library, truncated to 16 bytes), so that a process on the
+// network without the key can neither forge a message nor replay one it
+// saw, nor redirect one meant for another node or another channel. The
+// receiver keeps, per sender, the highest sequence number seen and a
+// window of the 64 before it, as IPsec and WireGuard do: a message older
+// than the window or seen already is a replay.
+//
+// A channel's context is what binds its messages to it: a fixed label for
+// a cluster's datagrams, the label and both ends' nonces for one stream
+// connection (so that a recorded connection replayed on a new one opens
+// nothing).
 //
 // It does no I/O besides LoadKey and keeps no global state; a Sealer and
-// an Opener each belong to one goroutine (a node's loop).
+// an Opener each belong to one goroutine (a node's loop, a stream's
+// reader or writer), or are guarded by their user.
 package auth
 
 import (
@@ -23,14 +30,17 @@ import (
 	"strings"
 )
 
-// Sizes of the sealed form: msg ‖ sender (4 bytes) ‖ seq (8) ‖ tag (16).
+// Sizes of the sealed form: msg ‖ from (4 bytes) ‖ to (4) ‖ seq (8) ‖ tag
+// (16).
 const (
 	TagSize     = 16
-	trailerSize = 4 + 8 + TagSize
+	trailerSize = 4 + 4 + 8 + TagSize
 	// Overhead is how many bytes Seal adds to a message.
 	Overhead = trailerSize
 	// MinKeySize is the shortest key LoadKey accepts, in bytes.
 	MinKeySize = 32
+	// MaxContext is the longest context a channel may have.
+	MaxContext = 256
 	// window is how many sequence numbers before the highest seen a
 	// receiver still accepts once (reordering on the network).
 	window = 64
@@ -40,11 +50,15 @@ const (
 var (
 	// ErrMalformed: too short to carry the trailer.
 	ErrMalformed = errors.New("auth: message too short to be sealed")
-	// ErrForged: the tag does not match (another key, or altered bytes).
+	// ErrForged: the tag does not match (another key, another channel, or
+	// altered bytes).
 	ErrForged = errors.New("auth: MAC does not match: forged, altered or sealed with another key")
 	// ErrReplayed: the sequence number was seen already, or is older than
 	// the window.
 	ErrReplayed = errors.New("auth: replayed (sequence number seen already or too old)")
+	// ErrMisdirected: genuine, but sealed for another receiver, or by a
+	// sender the cluster does not have.
+	ErrMisdirected = errors.New("auth: sealed for another receiver or by a sender beyond the cluster")
 )
 
 // Key is a cluster's shared key.
@@ -84,38 +98,64 @@ func LoadKey(path string) (*Key, error) {
 	return k, nil
 }
 
-// Sealer seals one sender's messages.
+// mac is HMAC-SHA256 under a key, with a channel's context written ahead
+// of every message.
+type mac struct {
+	h   hash.Hash
+	ctx []byte
+	sum [sha256.Size]byte
+}
+
+func newMAC(k *Key, context []byte) mac {
+	if len(context) > MaxContext {
+		panic(fmt.Sprintf("auth: context of %d bytes, over the %d limit", len(context), MaxContext))
+	}
+	// The context's length goes first, so that no two contexts' MAC
+	// inputs run into each other.
+	ctx := binary.BigEndian.AppendUint16(nil, uint16(len(context)))
+	return mac{h: hmac.New(sha256.New, k.k), ctx: append(ctx, context...)}
+}
+
+func (m *mac) tag(body []byte) []byte {
+	m.h.Reset()
+	m.h.Write(m.ctx)
+	m.h.Write(body)
+	return m.h.Sum(m.sum[:0])[:TagSize]
+}
+
+// Sealer seals the messages of one sender to one receiver on one channel.
 type Sealer struct {
-	mac    hash.Hash
-	sender uint32
-	seq    uint64
-	sum    [sha256.Size]byte
+	mac      mac
+	from, to uint32
+	seq      uint64
 }
 
-// NewSealer returns the sealer of sender's messages under k.
-func NewSealer(k *Key, sender uint32) *Sealer {
-	return &Sealer{mac: hmac.New(sha256.New, k.k), sender: sender}
+// NewSealer returns the sealer of from's messages to to, on the channel
+// whose context is context. Sequence numbers follow start: a sender that
+// restarts must start above every number it used before (the real world
+// starts at the wall clock in nanoseconds).
+func NewSealer(k *Key, context []byte, from, to uint32, start uint64) *Sealer {
+	return &Sealer{mac: newMAC(k, context), from: from, to: to, seq: start}
 }
 
-// Seal appends msg, the sender, the next sequence number and the tag to
-// dst and returns the result.
+// Seal appends msg, the sender, the receiver, the next sequence number
+// and the tag to dst and returns the result.
 func (s *Sealer) Seal(dst, msg []byte) []byte {
 	s.seq++
 	out := append(dst, msg...)
-	out = binary.BigEndian.AppendUint32(out, s.sender)
+	out = binary.BigEndian.AppendUint32(out, s.from)
+	out = binary.BigEndian.AppendUint32(out, s.to)
 	out = binary.BigEndian.AppendUint64(out, s.seq)
-	s.mac.Reset()
-	s.mac.Write(out[len(dst):])
-	return append(out, s.mac.Sum(s.sum[:0])[:TagSize]...)
+	return append(out, s.mac.tag(out[len(dst):])...)
 }
 
-// Opener checks sealed messages from any sender under one key.
+// Opener checks the messages sealed for one receiver on one channel.
 type Opener struct {
-	mac     hash.Hash
-	sum     [sha256.Size]byte
-	senders map[uint32]*replay
-	// maxSenders bounds the senders remembered: the cluster's nodes.
-	maxSenders int
+	mac  mac
+	self uint32
+	// senders[i] is what was seen of sender i; senders are 0..len−1 (the
+	// cluster's nodes).
+	senders []replay
 }
 
 // replay is what an Opener remembers of one sender: the highest sequence
@@ -125,41 +165,35 @@ type replay struct {
 	seen uint64 // bit i: top−i seen
 }
 
-// NewOpener returns an opener of messages sealed under k by at most
-// senders distinct senders (the cluster's nodes).
-func NewOpener(k *Key, senders int) *Opener {
-	return &Opener{mac: hmac.New(sha256.New, k.k), senders: map[uint32]*replay{}, maxSenders: senders}
+// NewOpener returns the opener of messages to self, on the channel whose
+// context is context, from the senders 0..senders−1.
+func NewOpener(k *Key, context []byte, self uint32, senders int) *Opener {
+	return &Opener{mac: newMAC(k, context), self: self, senders: make([]replay, senders)}
 }
 
 // Open checks sealed and returns its message (a subslice of sealed) and
 // sender. The tag is checked before anything else is believed; the
 // sequence number is then recorded, so that the same message opened twice
 // is a replay the second time.
-func (o *Opener) Open(sealed []byte) (msg []byte, sender uint32, err error) {
+func (o *Opener) Open(sealed []byte) (msg []byte, from uint32, err error) {
 	if len(sealed) < trailerSize {
 		return nil, 0, ErrMalformed
 	}
 	body, tag := sealed[:len(sealed)-TagSize], sealed[len(sealed)-TagSize:]
-	o.mac.Reset()
-	o.mac.Write(body)
-	if !hmac.Equal(o.mac.Sum(o.sum[:0])[:TagSize], tag) {
+	if !hmac.Equal(o.mac.tag(body), tag) {
 		return nil, 0, ErrForged
 	}
-	n := len(body) - 12
-	sender = binary.BigEndian.Uint32(body[n:])
-	seq := binary.BigEndian.Uint64(body[n+4:])
-	r := o.senders[sender]
-	if r == nil {
-		if len(o.senders) >= o.maxSenders {
-			return nil, 0, fmt.Errorf("auth: sender %d beyond the %d the cluster has", sender, o.maxSenders)
-		}
-		r = &replay{}
-		o.senders[sender] = r
+	n := len(body) - 16
+	from = binary.BigEndian.Uint32(body[n:])
+	to := binary.BigEndian.Uint32(body[n+4:])
+	seq := binary.BigEndian.Uint64(body[n+8:])
+	if to != o.self || uint64(from) >= uint64(len(o.senders)) {
+		return nil, from, ErrMisdirected
 	}
-	if !r.accept(seq) {
-		return nil, 0, ErrReplayed
+	if !o.senders[from].accept(seq) {
+		return nil, from, ErrReplayed
 	}
-	return body[:n], sender, nil
+	return body[:n], from, nil
 }
 
 // accept records seq and reports whether it is new: above the highest

@@ -18,29 +18,35 @@ func testKey(t testing.TB, fill byte) *Key {
 	return k
 }
 
+var dgram = []byte("test/datagram")
+
 // TestOpen: a sealed message opens once, with its sender; any altered byte,
-// another key or a second opening is refused with its reason.
+// another key, another channel or a second opening is refused with its
+// reason.
 func TestOpen(t *testing.T) {
 	k := testKey(t, 1)
 	msg := []byte("probe request: window 3, pair 7, slot 2")
-	sealed := NewSealer(k, 5).Seal(nil, msg)
+	sealed := NewSealer(k, dgram, 5, 1, 100).Seal(nil, msg)
 	if len(sealed) != len(msg)+Overhead {
 		t.Fatalf("sealed %d bytes, want %d", len(sealed), len(msg)+Overhead)
 	}
 	for i := range sealed {
 		bad := bytes.Clone(sealed)
 		bad[i] ^= 0x20
-		if _, _, err := NewOpener(k, 8).Open(bad); !errors.Is(err, ErrForged) {
+		if _, _, err := NewOpener(k, dgram, 1, 8).Open(bad); !errors.Is(err, ErrForged) {
 			t.Fatalf("byte %d of %d altered: err %v, want ErrForged", i, len(sealed), err)
 		}
 	}
-	if _, _, err := NewOpener(testKey(t, 2), 8).Open(sealed); !errors.Is(err, ErrForged) {
+	if _, _, err := NewOpener(testKey(t, 2), dgram, 1, 8).Open(sealed); !errors.Is(err, ErrForged) {
 		t.Errorf("another key: err %v, want ErrForged", err)
 	}
-	if _, _, err := NewOpener(k, 8).Open(sealed[:Overhead-1]); !errors.Is(err, ErrMalformed) {
+	if _, _, err := NewOpener(k, []byte("test/stream"), 1, 8).Open(sealed); !errors.Is(err, ErrForged) {
+		t.Errorf("another channel: err %v, want ErrForged", err)
+	}
+	if _, _, err := NewOpener(k, dgram, 1, 8).Open(sealed[:Overhead-1]); !errors.Is(err, ErrMalformed) {
 		t.Errorf("truncated: err %v, want ErrMalformed", err)
 	}
-	o := NewOpener(k, 8)
+	o := NewOpener(k, dgram, 1, 8)
 	got, sender, err := o.Open(sealed)
 	if err != nil || sender != 5 || !bytes.Equal(got, msg) {
 		t.Fatalf("Open = %q, sender %d, %v; want the message from 5", got, sender, err)
@@ -54,17 +60,15 @@ func TestOpen(t *testing.T) {
 // one older than the window does not.
 func TestReplayWindow(t *testing.T) {
 	k := testKey(t, 1)
-	s := NewSealer(k, 1)
+	s := NewSealer(k, dgram, 1, 0, 0)
 	var sealed [][]byte
 	for i := range window + 10 {
 		sealed = append(sealed, s.Seal(nil, []byte{byte(i)}))
 	}
-	o := NewOpener(k, 2)
-	order := []int{5, 3, 4, 0, window + 9, 12, 11}
-	want := []error{nil, nil, nil, nil, nil, nil, nil}
-	for i, j := range order {
-		if _, _, err := o.Open(sealed[j]); !errors.Is(err, want[i]) && err != want[i] {
-			t.Errorf("message %d (%d-th opened): err %v, want %v", j, i, err, want[i])
+	o := NewOpener(k, dgram, 0, 2)
+	for i, j := range []int{5, 3, 4, 0, window + 9, 12, 11} {
+		if _, _, err := o.Open(sealed[j]); err != nil {
+			t.Errorf("message %d (%d-th opened): err %v, want it opened", j, i, err)
 		}
 	}
 	for _, j := range []int{0, 5, window + 9} {
@@ -82,14 +86,44 @@ func TestReplayWindow(t *testing.T) {
 	}
 }
 
-// TestSenders: an opener remembers at most the cluster's senders.
-func TestSenders(t *testing.T) {
+// TestRestart: a sender that starts again above the numbers it used is
+// heard; one that starts again from where it began is a replay.
+func TestRestart(t *testing.T) {
 	k := testKey(t, 1)
-	o := NewOpener(k, 2)
-	for sender := range uint32(3) {
-		_, _, err := o.Open(NewSealer(k, sender).Seal(nil, []byte("x")))
-		if sender < 2 && err != nil || sender == 2 && (err == nil || !strings.Contains(err.Error(), "beyond the 2")) {
-			t.Errorf("sender %d: err %v", sender, err)
+	o := NewOpener(k, dgram, 0, 2)
+	first := NewSealer(k, dgram, 1, 0, 1000)
+	for range 10 {
+		if _, _, err := o.Open(first.Seal(nil, []byte("x"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := o.Open(NewSealer(k, dgram, 1, 0, 2000).Seal(nil, []byte("x"))); err != nil {
+		t.Errorf("restarted above: %v", err)
+	}
+	if _, _, err := o.Open(NewSealer(k, dgram, 1, 0, 1000).Seal(nil, []byte("x"))); !errors.Is(err, ErrReplayed) {
+		t.Errorf("restarted from the old start: err %v, want ErrReplayed", err)
+	}
+}
+
+// TestMisdirected: a genuine message for another receiver, or from a
+// sender beyond the cluster, does not open (nor does it take the window of
+// a sender that is).
+func TestMisdirected(t *testing.T) {
+	k := testKey(t, 1)
+	o := NewOpener(k, dgram, 0, 2)
+	for _, tc := range []struct {
+		from, to uint32
+		err      error
+	}{
+		{1, 0, nil},
+		{1, 2, ErrMisdirected},
+		{2, 0, ErrMisdirected},
+		{1 << 31, 0, ErrMisdirected},
+		{0, 0, nil},
+	} {
+		_, _, err := o.Open(NewSealer(k, dgram, tc.from, tc.to, 0).Seal(nil, []byte("x")))
+		if !errors.Is(err, tc.err) && err != tc.err {
+			t.Errorf("from %d to %d: err %v, want %v", tc.from, tc.to, err, tc.err)
 		}
 	}
 }
@@ -128,7 +162,7 @@ func TestLoadKey(t *testing.T) {
 // cost the MAC adds to each probe datagram, at each end.
 func BenchmarkSealOpen(b *testing.B) {
 	k := testKey(b, 1)
-	s, o := NewSealer(k, 1), NewOpener(k, 2)
+	s, o := NewSealer(k, dgram, 1, 0, 0), NewOpener(k, dgram, 0, 2)
 	msg := make([]byte, 48)
 	buf := make([]byte, 0, 48+Overhead)
 	b.ReportAllocs()

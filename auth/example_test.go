@@ -10,8 +10,9 @@ import (
 
 func Example() {
 	key, _ := auth.NewKey(bytes.Repeat([]byte{7}, auth.MinKeySize))
-	sealer := auth.NewSealer(key, 3) // node 3's messages
-	opener := auth.NewOpener(key, 4) // a node of a 4-node cluster
+	channel := []byte("example/datagrams")
+	sealer := auth.NewSealer(key, channel, 3, 0, 0) // node 3's messages to node 0
+	opener := auth.NewOpener(key, channel, 0, 4)    // node 0 of a 4-node cluster
 	sealed := sealer.Seal(nil, []byte("hello"))
 	msg, from, err := opener.Open(sealed)
 	fmt.Printf("%s from %d, %v\n", msg, from, err)

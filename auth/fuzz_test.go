@@ -13,12 +13,12 @@ func FuzzOpen(f *testing.F) {
 		f.Fatal(err)
 	}
 	msg := []byte("a probe of 48 bytes, more or less, for the seed.")
-	genuine := NewSealer(k, 2).Seal(nil, msg)
+	genuine := NewSealer(k, dgram, 2, 0, 0).Seal(nil, msg)
 	f.Add(genuine)
 	f.Add(genuine[:len(genuine)-1])
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		o := NewOpener(k, 4)
+		o := NewOpener(k, dgram, 0, 4)
 		got, sender, err := o.Open(data)
 		if !bytes.Equal(data, genuine) {
 			if err == nil {

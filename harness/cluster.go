@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/chronosync/chronosync/auth"
 	"github.com/chronosync/chronosync/real"
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/world"
@@ -22,9 +23,15 @@ import (
 //
 //	scenario: sync4.yaml      # relative to the cluster file
 //	addresses: [10.0.0.1, 10.0.0.2, 10.0.0.3, 10.0.0.4]
+//	key: cluster.key          # optional; relative to the cluster file
+//
+// With a key file (hex, mode 0600: openssl rand -hex 32 > cluster.key)
+// every datagram and stream frame is sealed with it; without one the
+// cluster is unauthenticated and says so in its log.
 type ClusterFile struct {
 	Scenario  string   `yaml:"scenario"`
 	Addresses []string `yaml:"addresses"`
+	Key       string   `yaml:"key"`
 }
 
 // Cluster is a loaded cluster file.
@@ -32,6 +39,8 @@ type Cluster struct {
 	Scenario     *scenario.Scenario
 	ScenarioFile string
 	Addresses    []netip.Addr
+	// Key is the cluster's shared key; nil without a key: line.
+	Key *auth.Key
 }
 
 // LoadCluster reads and checks a cluster file: known keys only, a loadable
@@ -50,10 +59,7 @@ func LoadCluster(path string) (*Cluster, error) {
 	if f.Scenario == "" {
 		return nil, fmt.Errorf("cluster %s: no scenario: expected scenario: FILE (relative to the cluster file)", path)
 	}
-	scPath := f.Scenario
-	if !filepath.IsAbs(scPath) {
-		scPath = filepath.Join(filepath.Dir(path), scPath)
-	}
+	scPath := relativeTo(path, f.Scenario)
 	sc, err := scenario.Load(scPath)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", path, err)
@@ -62,6 +68,11 @@ func LoadCluster(path string) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster %s: %d addresses for the %d nodes of scenario %s", path, len(f.Addresses), sc.Nodes, scPath)
 	}
 	c := &Cluster{Scenario: sc, ScenarioFile: scPath}
+	if f.Key != "" {
+		if c.Key, err = auth.LoadKey(relativeTo(path, f.Key)); err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", path, err)
+		}
+	}
 	seen := map[netip.Addr]int{}
 	for i, a := range f.Addresses {
 		ip, err := netip.ParseAddr(a)
@@ -75,6 +86,15 @@ func LoadCluster(path string) (*Cluster, error) {
 		c.Addresses = append(c.Addresses, ip)
 	}
 	return c, nil
+}
+
+// relativeTo resolves name, written in the file at path, against that
+// file's directory.
+func relativeTo(path, name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(filepath.Dir(path), name)
 }
 
 // ClusterNode says which node of a cluster this process runs.

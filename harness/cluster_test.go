@@ -154,3 +154,85 @@ func TestClusterEstimateRanks(t *testing.T) {
 		t.Errorf("merged: calibration %+v; want node-round points", cal)
 	}
 }
+
+// TestClusterKey: a cluster file's key: line names a key file beside it,
+// which must be the owner's only; with the key, garbage sent from a node's
+// address to the probe port is dropped as forged before any decoder sees
+// it (none is counted malformed), and the run still syncs.
+func TestClusterKey(t *testing.T) {
+	c, addrs := loopbackCluster(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(cluster2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cluster := func(key string, mode os.FileMode) (*Cluster, error) {
+		if err := os.WriteFile(filepath.Join(dir, "k.key"), []byte(key), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(dir, "k.key"), mode); err != nil {
+			t.Fatal(err)
+		}
+		cf := filepath.Join(dir, "cluster.yaml")
+		text := fmt.Sprintf("scenario: c.yaml\naddresses: [%s, %s]\nkey: k.key\n", addrs[0], addrs[1])
+		if err := os.WriteFile(cf, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return LoadCluster(cf)
+	}
+	good := strings.Repeat("5a", 32) + "\n"
+	if _, err := cluster(good, 0o644); err == nil || !strings.Contains(err.Error(), "k.key is readable by others") {
+		t.Errorf("a key file others may read: err %v", err)
+	}
+	if _, err := cluster("5a5a", 0o600); err == nil || !strings.Contains(err.Error(), "key of 2 bytes") {
+		t.Errorf("a short key: err %v", err)
+	}
+	keyed, err := cluster(good, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keyed.Key == nil || c.Key != nil {
+		t.Fatalf("key loaded: with a key: line %v, without %v", keyed.Key != nil, c.Key != nil)
+	}
+
+	results := make(chan *Result, 2)
+	errs := make(chan error, 2)
+	for rank := range 2 {
+		go func() {
+			res, err := Run(keyed.Scenario, Options{Out: filepath.Join(t.TempDir(), "r"), Backend: "real", Context: context.Background(),
+				Cluster: &ClusterNode{Addresses: addrs, Rank: rank}, Key: keyed.Key})
+			results <- res
+			errs <- err
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	g, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(addrs[1], 0)), net.UDPAddrFromAddrPort(netip.AddrPortFrom(addrs[0], probe.Port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		g.Write([]byte(strings.Repeat("garbage", i+1)))
+	}
+	g.Close()
+	forged := uint64(0)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		res := <-results
+		s := res.Summary
+		if !s.Real.Authenticated {
+			t.Errorf("rank %d: not authenticated", *s.Real.Rank)
+		}
+		if s.Sync == nil || s.Sync.Probes.Malformed != 0 {
+			t.Errorf("rank %d: sync %+v; want no datagram counted malformed", *s.Real.Rank, s.Sync)
+		}
+		if *s.Real.Rank == 0 && s.Sync.Rounds == 0 {
+			t.Error("the master ran no round")
+		}
+		forged += s.Network.Dropped["auth_forged"]
+	}
+	t.Logf("%d of 50 garbage datagrams dropped as forged", forged)
+	if forged < 1 || forged > 50 {
+		t.Errorf("auth_forged = %d, want the garbage datagrams (up to 50)", forged)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -50,6 +51,7 @@ type realBackend struct {
 	// The faults: the run log they are logged to, and what was applied.
 	log    io.Writer
 	faults []RealFault
+	attack func(ctx context.Context, enter func(i int, f func() error) error, addr func(i int) netip.Addr) // Options.attack
 }
 
 // newRealBackend builds the real world for sc: it refuses what the real
@@ -59,7 +61,7 @@ func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, p
 	if err := realRefusals(sc, r); err != nil {
 		return nil, err
 	}
-	b := &realBackend{program: proto.program, duration: r.Duration, sc: sc, resolved: r}
+	b := &realBackend{program: proto.program, duration: r.Duration, sc: sc, resolved: r, attack: opts.attack}
 	b.need = estimateCPU(sc, r, opts.Cluster != nil)
 	if err := b.need.refusal(opts.Force); err != nil {
 		return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, err)
@@ -73,7 +75,7 @@ func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, p
 	// The nodes' loops and the shaper log from their own goroutines.
 	logw := &lockedWriter{w: log}
 	b.log = logw
-	cfg := real.Config{Seed: sc.Seed, Log: logw, LogLevel: slog.LevelInfo, Serialize: true}
+	cfg := real.Config{Seed: sc.Seed, Log: logw, LogLevel: slog.LevelInfo, Serialize: true, Key: opts.Key}
 	for _, n := range r.Nodes {
 		cfg.Nodes = append(cfg.Nodes, real.NodeConfig{Clock: n.Clock, Tracer: n.Tracer})
 	}
@@ -143,10 +145,20 @@ func (b *realBackend) run(ctx context.Context, bar *progress, _ func(time.Durati
 	} else {
 		injected <- nil
 	}
+	attacked := make(chan struct{})
+	if b.attack != nil && b.net != nil && runErr == nil {
+		go func() {
+			defer close(attacked)
+			b.attack(ctx, b.net.lab.Do, b.net.lab.Addr)
+		}()
+	} else {
+		close(attacked)
+	}
 	if runErr == nil {
 		waitReal(ctx, b.World, bar)
 	}
 	cancel()
+	<-attacked
 	b.faults = <-injected // before Stop: no fault touches a stopped world
 	b.phases.Run = time.Since(start) - b.phases.Start
 	// Stop returns a callback's panic, as waitReal saw it or later.
@@ -181,9 +193,28 @@ func (b *realBackend) flush() error { return b.stopErr }
 // own sockets.
 func (b *realBackend) network() NetworkStats {
 	if b.net == nil {
-		return NetworkStats{Dropped: map[string]uint64{}}
+		return NetworkStats{Dropped: worldDrops(b.World)}
 	}
 	return b.net.stats(b.World)
+}
+
+// worldDrops are the datagrams and frames the nodes' own sockets dropped,
+// by reason.
+func worldDrops(w *real.World) map[string]uint64 {
+	out := map[string]uint64{}
+	a := w.AuthDrops()
+	for why, k := range map[string]uint64{
+		"unknown_sender_or_read_error": w.Drops(),
+		"loop_backlog":                 w.BacklogDrops(),
+		"auth_forged":                  a.Forged,
+		"auth_replayed":                a.Replayed,
+		"auth_misdirected":             a.Misdirected,
+	} {
+		if k > 0 {
+			out[why] = k
+		}
+	}
+	return out
 }
 
 // record puts the real run's own figures into the summary: its length in
@@ -199,6 +230,7 @@ func (b *realBackend) record(_ string, _ *Manifest, s *Summary) error {
 		Rank:            b.rank,
 		Phases:          b.phases,
 		Faults:          b.faults,
+		Authenticated:   b.Authenticated(),
 	}
 	if b.net != nil {
 		s.Real.Topology, s.Real.Impairment = string(b.net.lab.Kind()), b.net.impairment
@@ -402,13 +434,7 @@ func (n *Network) logStats() {
 
 // stats are the shaper's link counters, as the simulator's would be.
 func (n *Network) stats(w *real.World) NetworkStats {
-	out := NetworkStats{Dropped: map[string]uint64{}}
-	if d := w.Drops(); d > 0 {
-		out.Dropped["unknown_sender_or_read_error"] = d
-	}
-	if d := w.BacklogDrops(); d > 0 {
-		out.Dropped["loop_backlog"] = d
-	}
+	out := NetworkStats{Dropped: worldDrops(w)}
 	if n.shaper == nil {
 		return out
 	}

@@ -12,10 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/chronosync/chronosync/auth"
 	"github.com/chronosync/chronosync/scenario"
 )
 
@@ -49,9 +51,17 @@ type Options struct {
 	// Cluster, if not nil, runs one node of a multi-host cluster on the
 	// real backend (chronosync node) instead of every node in namespaces.
 	Cluster *ClusterNode
+	// Key, if not nil, seals every datagram and stream frame of a real run
+	// with the cluster's shared key (package auth); a cluster node takes
+	// its cluster file's. The simulator has no use for one.
+	Key *auth.Key
 
 	// protocol replaces the scenario's protocol (tests only).
 	protocol protocol
+	// attack, if not nil, runs beside a real run on one machine once its
+	// nodes booted, until ctx ends (tests only): it may open sockets in
+	// node i's namespace (enter) and from its address.
+	attack func(ctx context.Context, enter func(i int, f func() error) error, addr func(i int) netip.Addr)
 	// memAvailable replaces the machine's available memory (tests only).
 	memAvailable func() (int64, error)
 }
@@ -73,6 +83,9 @@ func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 	case "", "sim", "real":
 	default:
 		return nil, fmt.Errorf("run %s: unknown backend %q (want sim or real)", sc.Name, opts.Backend)
+	}
+	if opts.Key != nil && opts.Backend != "real" {
+		return nil, fmt.Errorf("run %s: a key authenticates the real backend's messages; the simulator's cannot be forged", sc.Name)
 	}
 	run := *sc
 	if opts.Seed != nil {

@@ -71,6 +71,10 @@ type RealSummary struct {
 	CPUNeed float64 `json:"cpu_need_estimate"`
 	// Faults are the scenario's faults as the run applied them, in order.
 	Faults []RealFault `json:"faults,omitempty"`
+	// Authenticated says whether every datagram and stream frame was
+	// sealed with the cluster's key (Options.Key); what did not open under
+	// it is in the network's dropped counts, auth_*.
+	Authenticated bool `json:"authenticated"`
 }
 
 // RealFault is one action of a scenario's faults as a real run applied it:
@@ -92,6 +96,14 @@ func printRealFaults(w io.Writer, fs []RealFault) {
 	for _, f := range fs {
 		fmt.Fprintf(w, "  at %v (%s late): %s%s\n", f.Due, FormatNS(float64(f.LateNS)), f.What, errSuffix(f.Error))
 	}
+}
+
+// authWord says whether a real run's messages were sealed.
+func authWord(sealed bool) string {
+	if sealed {
+		return "authenticated (every message sealed with the cluster key)"
+	}
+	return "unauthenticated (no key)"
 }
 
 // errSuffix is ": e", or "" when e is.
@@ -155,8 +167,8 @@ func (r *Result) Print(w io.Writer) {
 	s := r.Summary
 	fmt.Fprintf(w, "scenario %s  seed %d  backend %s  nodes %d\n", s.Scenario, s.Seed, s.Backend, s.Nodes)
 	if rs := s.Real; rs != nil {
-		fmt.Fprintf(w, "ran %.3gs in real time (boot %s, stop %s) on %s links (impairment %s), timestamps %s\n",
-			s.Virtual, FormatNS(float64(rs.Phases.Start)), FormatNS(float64(rs.Phases.Stop)), rs.Topology, rs.Impairment, rs.TimestampSource)
+		fmt.Fprintf(w, "ran %.3gs in real time (boot %s, stop %s) on %s links (impairment %s), timestamps %s, %s\n",
+			s.Virtual, FormatNS(float64(rs.Phases.Start)), FormatNS(float64(rs.Phases.Stop)), rs.Topology, rs.Impairment, rs.TimestampSource, authWord(rs.Authenticated))
 		printRealFaults(w, rs.Faults)
 	} else {
 		fmt.Fprintf(w, "simulated %.3gs in %v wall (%s), %s events, event-log hash %s\n",

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/netip"
 
+	"github.com/chronosync/chronosync/auth"
 	"github.com/chronosync/chronosync/model/clockmodel"
 	"github.com/chronosync/chronosync/world"
 )
@@ -35,6 +36,11 @@ type Config struct {
 	// Injected drift and wander would then be evaluated at ~1.8e18 ns, so
 	// only constant offsets (and steps) may be injected.
 	UnixEpoch bool
+	// Key, if not nil, is the cluster's shared key: every datagram and
+	// stream frame is sealed with it (package auth), and what does not
+	// open under it is dropped and counted (World.AuthDrops). Nil runs
+	// the cluster unauthenticated: only the nodes' addresses are checked.
+	Key *auth.Key
 }
 
 // NodeConfig is one node: its clocks, its address and the namespace its

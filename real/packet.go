@@ -105,6 +105,12 @@ func (c *packetConn) read(h world.PacketHandler) {
 			continue
 		}
 		data := append([]byte(nil), buf[:size]...)
+		if k := c.n.keys; k != nil {
+			if data, err = k.open(src.Node, data); err != nil {
+				c.n.refused("datagram", src, err)
+				continue
+			}
+		}
 		rxTrue := c.n.w.base.fromRealtime(rx.Time)
 		posted := c.n.lp().postNet(func() {
 			if c.closed.Load() {
@@ -137,6 +143,9 @@ func (c *packetConn) SendSourced(to world.Addr, data []byte) (world.Time, world.
 	dst, err := c.n.w.addrOf(to)
 	if err != nil {
 		return 0, 0, err
+	}
+	if k := c.n.keys; k != nil {
+		data = k.seal(to.Node, data)
 	}
 	tx, err := c.sock.Send(dst, data)
 	if err != nil {

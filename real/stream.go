@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chronosync/chronosync/auth"
 	"github.com/chronosync/chronosync/world"
 )
 
@@ -63,7 +64,11 @@ func (l *listener) accept(h world.StreamHandler) {
 			continue
 		}
 		s := newStream(l.n, l.addr, remote, h)
-		s.connected(c)
+		if l.n.w.cfg.Key != nil {
+			go s.connected(c, false) // the handshake must not hold up Accept
+		} else {
+			s.connected(c, false)
+		}
 	}
 }
 
@@ -137,11 +142,27 @@ func (s *stream) dial(raddr netip.AddrPort, to world.Addr) {
 		s.local.Port = la.Port()
 		s.mu.Unlock()
 	}
-	s.connected(c)
+	s.connected(c, true)
 }
 
-// connected starts the stream's reader and writer and posts OnOpen.
-func (s *stream) connected(c net.Conn) {
+// connected starts the stream's reader and writer and posts OnOpen; in a
+// keyed world after the handshake, which a dialer's handler hears of if it
+// fails and an acceptor's does not (the stream was never open).
+func (s *stream) connected(c net.Conn, dialer bool) {
+	var a *streamAuth
+	if s.n.w.cfg.Key != nil {
+		var err error
+		if a, err = s.handshake(c, dialer); err != nil {
+			c.Close()
+			if dialer {
+				s.end(err)
+			} else {
+				s.Close()
+				s.n.log.Info("stream closed before its handshake ended", "from", s.remote.String(), "err", err)
+			}
+			return
+		}
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -159,8 +180,8 @@ func (s *stream) connected(c net.Conn) {
 			s.h.OnOpen(s)
 		}
 	})
-	go s.write(c)
-	go s.read(c)
+	go s.write(c, a)
+	go s.read(c, a)
 }
 
 func (s *stream) isClosed() bool {
@@ -169,8 +190,12 @@ func (s *stream) isClosed() bool {
 	return s.closed
 }
 
-func (s *stream) read(c net.Conn) {
+func (s *stream) read(c net.Conn, a *streamAuth) {
 	r := bufio.NewReaderSize(c, 64<<10)
+	limit := world.MaxMessageSize
+	if a != nil {
+		limit += auth.Overhead
+	}
 	var hdr [4]byte
 	for {
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
@@ -181,14 +206,21 @@ func (s *stream) read(c net.Conn) {
 			return
 		}
 		size := binary.BigEndian.Uint32(hdr[:])
-		if size > world.MaxMessageSize {
-			s.end(fmt.Errorf("stream from %v: message of %d bytes over the %d limit", s.remote, size, world.MaxMessageSize))
+		if size > uint32(limit) {
+			s.end(fmt.Errorf("stream from %v: message of %d bytes over the %d limit", s.remote, size, limit))
 			return
 		}
 		msg, err := readMessage(r, int(size))
 		if err != nil {
 			s.end(fmt.Errorf("stream from %v: message cut short: %w", s.remote, err))
 			return
+		}
+		if a != nil {
+			if msg, err = a.open(s.remote.Node, msg); err != nil {
+				s.n.refused("stream frame", s.remote, err)
+				s.end(fmt.Errorf("stream from %v: frame dropped: %w", s.remote, err))
+				return
+			}
 		}
 		// Waits while the loop holds its limit of callbacks from the
 		// network: the peer's sends then wait on TCP's window.
@@ -225,7 +257,7 @@ func readMessage(r io.Reader, size int) ([]byte, error) {
 	return msg, nil
 }
 
-func (s *stream) write(c net.Conn) {
+func (s *stream) write(c net.Conn, a *streamAuth) {
 	w := bufio.NewWriterSize(c, 64<<10)
 	for {
 		s.mu.Lock()
@@ -237,6 +269,9 @@ func (s *stream) write(c net.Conn) {
 			return // end closed the connection
 		}
 		for _, m := range q {
+			if a != nil {
+				m = a.sealer.Seal(make([]byte, 0, len(m)+auth.Overhead), m)
+			}
 			var hdr [4]byte
 			binary.BigEndian.PutUint32(hdr[:], uint32(len(m)))
 			if _, err := w.Write(hdr[:]); err != nil {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chronosync/chronosync/auth"
 	"github.com/chronosync/chronosync/model/clockmodel"
 	"github.com/chronosync/chronosync/model/rng"
 	"github.com/chronosync/chronosync/real/tsudp"
@@ -42,6 +43,8 @@ type World struct {
 	// backlogDrops counts datagrams dropped because their node's loop
 	// held maxBacklog callbacks from the network already.
 	backlogDrops atomic.Uint64
+	// auth counts what did not open under the cluster's key.
+	auth authCounters
 
 	// warm holds a timestamping socket open for the whole run: the kernel
 	// turns receive timestamps on for the machine asynchronously when the
@@ -75,10 +78,14 @@ func New(cfg Config) (*World, error) {
 			return nil, fmt.Errorf("real: node %d tracer: %w", i, err)
 		}
 		peers := w.peersOf(i)
-		w.nodes = append(w.nodes, &node{
+		n := &node{
 			w: w, id: id, cfg: nc, peers: peers,
 			clock: &hostClock{base: w.base, model: model, tracer: tracer, custom: nc.TracerClock},
-		})
+		}
+		if cfg.Key != nil {
+			n.keys = newKeyring(cfg.Key, id, len(cfg.Nodes))
+		}
+		w.nodes = append(w.nodes, n)
 		w.byAddr[nc.Addr] = id
 	}
 	return w, nil
@@ -109,6 +116,11 @@ func (w *World) Start(newProgram func(world.NodeID) world.Program) error {
 	if c, err := tsudp.Listen(netip.MustParseAddrPort("127.0.0.1:0")); err == nil {
 		w.warm = c
 		time.Sleep(warmUp)
+	}
+	if w.cfg.Key == nil {
+		w.log.Warn("the cluster is unauthenticated (no key): datagrams and streams are accepted from the nodes' addresses only, but any process that can send from one of them can forge or replay")
+	} else {
+		w.log.Info("the cluster is authenticated: every datagram and stream frame carries an HMAC-SHA256 tag over its sender, receiver and sequence number", "bytes_per_message", auth.Overhead)
 	}
 	var errs []error
 	for _, n := range w.local() {
@@ -276,6 +288,7 @@ type node struct {
 
 	timers timers   // touched only on the loop (and in Start, before it runs)
 	late   lateHist // how late the timers fired
+	keys   *keyring // nil in an unauthenticated world
 
 	mu      sync.Mutex
 	closers []io.Closer // every endpoint and stream opened, closed at shutdown

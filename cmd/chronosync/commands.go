@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/chronosync/chronosync/auth"
 	"github.com/chronosync/chronosync/harness"
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/scenarios"
@@ -29,6 +30,7 @@ func newRunCmd() *cobra.Command {
 		noEventLog bool
 		strict     bool
 		force      bool
+		keyFile    string
 	)
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
@@ -60,6 +62,11 @@ library (chronosync scenario list; see scenarios/README.md).`,
 			if cmd.Flags().Changed("seed") {
 				opts.Seed = &seed
 			}
+			if keyFile != "" {
+				if opts.Key, err = auth.LoadKey(keyFile); err != nil {
+					return err
+				}
+			}
 			res, err := harness.Run(sc, opts)
 			if err != nil {
 				return err
@@ -85,6 +92,7 @@ library (chronosync scenario list; see scenarios/README.md).`,
 	f.BoolVar(&noEventLog, "no-event-log", false, "keep only the event-log checkpoints, not events.log.gz, in the run directory")
 	f.BoolVar(&strict, "strict", false, fmt.Sprintf("exit %d when the run is degraded (a measured condition of a real run crossed its bound)", exitDegraded))
 	f.BoolVar(&force, "force", false, "run a real-backend scenario that needs more CPU than the machine has instead of refusing it")
+	f.StringVar(&keyFile, "key", "", "with --backend=real, seal every datagram and stream frame with the shared key in `FILE` (hex, mode 0600: openssl rand -hex 32)")
 	return cmd
 }
 

@@ -26,6 +26,11 @@ node's address, by rank:
 
     scenario: sync4.yaml          # relative to FILE
     addresses: [10.0.0.1, 10.0.0.2, 10.0.0.3, 10.0.0.4]
+    key: cluster.key              # optional: openssl rand -hex 32, mode 0600
+
+With a key every datagram and stream frame carries an HMAC-SHA256 tag; what
+does not open under the key is dropped and counted (auth_* in the summary's
+dropped line). Without one the cluster is unauthenticated and its log says so.
 
 The rank comes from --rank, else from OMPI_COMM_WORLD_RANK, PMI_RANK or
 SLURM_PROCID, so mpirun or srun can launch a whole cluster. The scenario's
@@ -51,7 +56,7 @@ by their deadline.`,
 			defer stop()
 			res, err := harness.Run(c.Scenario, harness.Options{
 				Out: out, ScenarioFile: c.ScenarioFile, Backend: "real", Context: ctx,
-				Cluster: &harness.ClusterNode{Addresses: c.Addresses, Rank: rank},
+				Cluster: &harness.ClusterNode{Addresses: c.Addresses, Rank: rank}, Key: c.Key,
 			})
 			if err != nil {
 				return err

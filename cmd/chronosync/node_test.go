@@ -40,7 +40,7 @@ protocol:
 
 // TestNodeCluster runs a real multi-host cluster on one machine: four
 // chronosync node processes, each in its own network namespace, form a
-// cluster from one cluster file; node 3 is killed once a round had all four,
+// keyed cluster from one cluster file; node 3 is killed once a round had all four,
 // and the others go on: the master's rounds complete without it by their
 // deadline. Where the cluster does not show that within its 9 s run while
 // the machine's CPUs were busy nearly all the time, the test says the
@@ -71,7 +71,12 @@ func TestNodeCluster(t *testing.T) {
 	}
 	write(t, filepath.Join(dir, "sync4.yaml"), sync4)
 	cluster := filepath.Join(dir, "cluster.yaml")
-	write(t, cluster, fmt.Sprintf("scenario: sync4.yaml\naddresses: [%s]\n", strings.Join(addrs, ", ")))
+	// A keyed cluster: every datagram and frame between the four
+	// processes is sealed.
+	if err := os.WriteFile(filepath.Join(dir, "cluster.key"), []byte(strings.Repeat("c3", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write(t, cluster, fmt.Sprintf("scenario: sync4.yaml\naddresses: [%s]\nkey: cluster.key\n", strings.Join(addrs, ", ")))
 
 	meter := busy.Start()
 	start := time.Now()
@@ -152,8 +157,11 @@ func TestNodeCluster(t *testing.T) {
 	if err != nil || bytes.Count(offs, []byte("\n")) < 5 {
 		t.Errorf("master's offsets.jsonl: %d lines, %v", bytes.Count(offs, []byte("\n")), err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "rank1", "summary.json")); err != nil {
+	summary, err := os.ReadFile(filepath.Join(dir, "rank1", "summary.json"))
+	if err != nil {
 		t.Errorf("rank 1 wrote no summary: %v", err)
+	} else if !bytes.Contains(summary, []byte(`"authenticated": true`)) {
+		t.Errorf("rank 1's summary does not say the cluster was authenticated:\n%s", summary)
 	}
 }
 
