@@ -459,7 +459,7 @@ func (c *combiner) locate(in Input, data []byte) error {
 // checks.
 func splitSpace(b []byte, checks *wireChecks) (planes [][]byte, hosts []string, err error) {
 	for len(b) > 0 {
-		f, rest, err := next(b)
+		f, rest, err := next(b, spaceSpec)
 		if err != nil {
 			return nil, nil, err
 		}

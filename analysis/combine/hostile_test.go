@@ -98,7 +98,9 @@ func combineOne(t *testing.T, dir string, data []byte, o Options) (trace, out st
 
 // checkReadsBack is the property the hostile inputs break: whatever
 // Combine accepts, xspace.Read reads back, with the Chrome JSON export
-// (which renders every stat) and without it.
+// (which renders every stat) and without it; and the reference path (the
+// XSpace decoded into the generated types, aligned and encoded again,
+// reference_test.go) accepts it too and writes the same XSpace.
 func checkReadsBack(t *testing.T, data []byte) {
 	t.Helper()
 	for _, o := range []Options{{}, {NoTraceJSON: true}} {
@@ -106,8 +108,24 @@ func checkReadsBack(t *testing.T, data []byte) {
 		if err != nil {
 			continue
 		}
-		if _, err := xspace.Read(out); err != nil {
+		got, err := xspace.Read(out)
+		if err != nil {
 			t.Errorf("NoTraceJSON %v: Combine accepted the input, but its output does not read back: %v", o.NoTraceJSON, err)
+			continue
+		}
+		o.nodeFn = (*combiner).nodeProto
+		_, refOut, err := combineOne(t, t.TempDir(), data, o)
+		if err != nil {
+			t.Errorf("NoTraceJSON %v: Combine accepted the input, the reference path refused it: %v", o.NoTraceJSON, err)
+			continue
+		}
+		ref, err := xspace.Read(refOut)
+		if err != nil {
+			t.Errorf("NoTraceJSON %v: the reference path's output does not read back: %v", o.NoTraceJSON, err)
+			continue
+		}
+		if !proto.Equal(got, ref) {
+			t.Errorf("NoTraceJSON %v: Combine and the reference path wrote different XSpaces:\n%v\n%v", o.NoTraceJSON, got, ref)
 		}
 	}
 }
@@ -251,6 +269,48 @@ func TestCombineGzipBomb(t *testing.T) {
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > xspace.MaxDecompressedStat/4 {
 				t.Errorf("allocated %d MiB", alloc>>20)
 			}
+		})
+	}
+}
+
+// wireFixed64 is a fixed64 field.
+func wireFixed64(num protowire.Number, v uint64) []byte {
+	return protowire.AppendFixed64(protowire.AppendTag(nil, num, protowire.Fixed64Type), v)
+}
+
+// TestWrongWireTypes: a field with a number of the schema but another
+// wire type is an unknown field to proto.Unmarshal; the rewriter, which
+// read it as the field of that number (a varint lines field became an
+// empty line; FuzzCombineReadsBack found it), now treats it as unknown
+// too, and writes what the reference path writes. So with an event's
+// offset_ps and num_occurrences, a oneof whose last field wins (the
+// rewriter kept a num_occurrences that an offset_ps after it replaced:
+// found the same way).
+func TestWrongWireTypes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"plane lines as a varint", hostileSpace(nil, wireVarint(fPlaneLines, 48), nil, nil, nil)},
+		{"plane name as a varint", hostileSpace(nil, wireVarint(fPlaneName, 7), nil, nil, nil)},
+		{"plane stats as a varint", hostileSpace(nil, wireVarint(fPlaneStats, 48), nil, nil, nil)},
+		{"plane id as bytes", hostileSpace(nil, wireBytes(fPlaneID, []byte("x")), nil, nil, nil)},
+		{"line timestamp as bytes", hostileSpace(nil, nil, wireBytes(fLineTimestamp, []byte("12")), nil, nil)},
+		{"line events as a varint", hostileSpace(nil, nil, wireVarint(fLineEvents, 3), nil, nil)},
+		{"event offset as fixed64", hostileSpace(nil, nil, nil, wireFixed64(fEventOffset, 1<<40), nil)},
+		{"event stats as a varint", hostileSpace(nil, nil, nil, wireVarint(fEventStats, 9), nil)},
+		{"event stat value as fixed64", hostileSpace(nil, nil, nil, wireBytes(fEventStats, wireMsg(wireVarint(fStatMeta, 1), wireFixed64(fStatInt, 5))), nil)},
+		{"metadata name as a varint", hostileSpace(nil, nil, nil, nil, wireVarint(fMetaName, 1))},
+		{"space hostnames as a varint", hostileSpace(wireVarint(fSpaceHostnames, 1), nil, nil, nil, nil)},
+		// offset_ps and num_occurrences are a oneof: the last one wins.
+		{"num_occurrences after offset_ps", hostileSpace(nil, nil, nil, wireVarint(fEventOccurrences, 3), nil)},
+		{"offset_ps after num_occurrences", hostileSpace(nil, nil, nil, wireMsg(wireVarint(fEventOccurrences, 3), wireVarint(fEventOffset, 20)), nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, _, err := combineOne(t, t.TempDir(), tc.data, Options{NoTraceJSON: true}); err != nil {
+				t.Fatalf("refused: %v (proto.Unmarshal accepts it, the field being unknown)", err)
+			}
+			checkReadsBack(t, tc.data)
 		})
 	}
 }

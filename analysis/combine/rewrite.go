@@ -69,7 +69,7 @@ func eventAt(b []byte) (data, rest []byte, ok bool, err error) {
 			return b[2:end], b[end:], true, nil
 		}
 	}
-	f, rest, err := next(b)
+	f, rest, err := next(b, lineSpec)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -106,7 +106,7 @@ func (t *transcoder) lineHead(pj *planeJob, b []byte) (lineHead, error) {
 			b = rest
 			continue
 		}
-		f, rest, err := next(b)
+		f, rest, err := next(b, lineSpec)
 		if err != nil {
 			return h, err
 		}

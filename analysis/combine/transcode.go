@@ -21,6 +21,7 @@ type wireEvent struct {
 	meta          int64
 	offset, dur   int64
 	timed         bool
+	occurrences   bool  // it has a num_occurrences field (offset_ps's oneof: the last of the two wins)
 	across        bool  // it spans a step of the node's host clock (statStepInside)
 	start, newDur int64 // aligned start (ps) and duration
 	sigma         float64
@@ -166,7 +167,7 @@ func appendStat(b []byte, num protowire.Number, id int64, kind protowire.Number,
 // stats (field 4) of an event's fields b, rendered as statText does.
 func eventStat(b []byte, p *wirePlane, id int64) (string, bool, error) {
 	for len(b) > 0 {
-		f, rest, err := next(b)
+		f, rest, err := next(b, eventSpec)
 		if err != nil {
 			return "", false, err
 		}
@@ -218,9 +219,12 @@ func parseEvent(e *wireEvent, b []byte) error {
 			b = b[2+int(b[1]):]
 			continue
 		default:
-			f, rest, err := next(b)
+			f, rest, err := next(b, eventSpec)
 			if err != nil {
 				return err
+			}
+			if f.num == fEventOccurrences {
+				e.timed, e.occurrences = false, true
 			}
 			if f.num < fEventMeta || f.num > fEventDuration {
 				e.other(b, closed)
@@ -243,6 +247,11 @@ func parseEvent(e *wireEvent, b []byte) error {
 	}
 	if e.tail != nil && closed >= 0 {
 		e.tail = e.tail[:len(e.tail)-closed]
+	}
+	if e.timed && e.occurrences {
+		// offset_ps came after num_occurrences and replaces it: the
+		// rewriting must leave num_occurrences out (rewriteEvent).
+		e.tailOK = false
 	}
 	return nil
 }
@@ -364,12 +373,12 @@ func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, ste
 		}
 	} else {
 		for b := e.raw; len(b) > 0; {
-			f, rest, err := next(b)
+			f, rest, err := next(b, eventSpec)
 			if err != nil {
 				return nil, "", false, err
 			}
 			b = rest
-			if f.num == fEventMeta || f.num == fEventOffset || f.num == fEventDuration {
+			if f.num == fEventMeta || f.num == fEventOffset || f.num == fEventDuration || f.num == fEventOccurrences {
 				continue
 			}
 			out = append(out, f.raw...)
@@ -447,7 +456,7 @@ var jsonEmpty = []byte(`""`)
 // renders the values.
 func (p *wirePlane) appendArgsJSON(b, msg []byte, num protowire.Number) ([]byte, error) {
 	for len(msg) > 0 {
-		f, rest, err := next(msg)
+		f, rest, err := nextField(msg)
 		if err != nil {
 			return b, err
 		}

@@ -49,6 +49,9 @@ const (
 	fEventOffset   = 2
 	fEventDuration = 3
 	fEventStats    = 4
+	// fEventOccurrences is num_occurrences, offset_ps's other half of
+	// their oneof.
+	fEventOccurrences = 5
 
 	fStatMeta   = 1
 	fStatDouble = 2
@@ -67,6 +70,34 @@ const (
 	fMetaDisplay = 4
 	fMetaStats   = 5
 )
+
+// The wire type of each field of a message, by field number: v varint, f
+// fixed64, b length-delimited, '.' not read by number (or either of two
+// types: child_id, packed or not). A field of the schema's number but
+// another wire type is an unknown field to proto.Unmarshal, so next hands
+// it out as field number 0, which no reader takes for one of its own.
+const (
+	spaceSpec     = ".bbbb"        // planes, errors, warnings, hostnames
+	planeSpec     = ".vbbbbb"      // id, name, lines, event_metadata, stat_metadata, stats
+	lineSpec      = ".vbvb....vvb" // id, name, timestamp_ns, events, …, duration_ps, display_id, display_name
+	eventSpec     = ".vvvbv"       // metadata_id, offset_ps, duration_ps, stats, num_occurrences
+	statSpec      = ".vfvvbbvb"    // metadata_id, double, uint64, int64, str, bytes, ref, compressed_str
+	mapSpec       = ".vb"          // key, value
+	eventMetaSpec = ".vbbbb."      // id, name, metadata, display_name, stats, child_id
+	statMetaSpec  = ".vbb"         // id, name, description
+)
+
+// wireTypeChars are the spec letters of wire types 0, 1 and 2.
+const wireTypeChars = "vfb"
+
+// fits reports whether a field num of wire type typ is the field spec
+// says it is (or spec says nothing of num).
+func fits(spec string, num protowire.Number, typ protowire.Type) bool {
+	if int(num) >= len(spec) || spec[num] == '.' {
+		return true
+	}
+	return int(typ) < len(wireTypeChars) && wireTypeChars[typ] == spec[num]
+}
 
 // errWire reports wire data the combiner cannot parse, or would copy but
 // proto.Unmarshal refuses; the caller checks the whole file for an error
@@ -101,8 +132,19 @@ type field struct {
 	data []byte
 }
 
-// next parses the first field of b and returns it and the rest of b.
-func next(b []byte) (field, []byte, error) {
+// next parses the first field of b, a message whose fields spec
+// describes, and returns it and the rest of b. A field of the wrong wire
+// type for its number comes out as number 0 (unknown).
+func next(b []byte, spec string) (field, []byte, error) {
+	f, rest, err := nextField(b)
+	if err == nil && !fits(spec, f.num, f.typ) {
+		f.num = 0
+	}
+	return f, rest, err
+}
+
+// nextField parses the first field of b and returns it and the rest of b.
+func nextField(b []byte) (field, []byte, error) {
 	// Fast path: a one-byte tag (field numbers 1–15) of a varint or a
 	// length-delimited field, each value parsed once.
 	if len(b) > 1 && b[0] >= 8 && b[0] < 0x80 {
@@ -178,7 +220,7 @@ func parsePlane(b []byte, checks *wireChecks) (*wirePlane, error) {
 	p := &wirePlane{meta: map[int64]*wireMeta{}, stats: map[int64]string{}}
 	var evMeta [][]byte
 	for len(b) > 0 {
-		f, rest, err := next(b)
+		f, rest, err := next(b, planeSpec)
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +294,7 @@ func (p *wirePlane) takeBase() error {
 	p.pstats = keep
 	var copied []byte
 	for b := p.copied; len(b) > 0; {
-		f, rest, err := next(b)
+		f, rest, err := next(b, planeSpec)
 		if err != nil {
 			return err
 		}
@@ -286,7 +328,7 @@ func (p *wirePlane) statID(name string) (int64, bool) {
 // mapEntry splits a map entry into its int64 key and its value message.
 func mapEntry(b []byte) (key int64, value []byte, err error) {
 	for len(b) > 0 {
-		f, rest, err := next(b)
+		f, rest, err := next(b, mapSpec)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -308,7 +350,7 @@ func parseStatMeta(b []byte) (int64, string, error) {
 	var name string
 	for err == nil && len(v) > 0 {
 		var g field
-		if g, v, err = next(v); err == nil && g.num == fMetaName {
+		if g, v, err = next(v, statMetaSpec); err == nil && g.num == fMetaName {
 			name = string(g.data)
 		}
 	}
@@ -321,7 +363,7 @@ func parseEventMeta(b []byte, p *wirePlane, hloID int64, hasHlo bool) (int64, *w
 	m := &wireMeta{}
 	for err == nil && len(v) > 0 {
 		var g field
-		if g, v, err = next(v); err != nil {
+		if g, v, err = next(v, eventMetaSpec); err != nil {
 			break
 		}
 		switch g.num {
@@ -359,7 +401,7 @@ func (m *wireMeta) takeHlo(st []byte, p *wirePlane, hloID int64) error {
 // its value fields (num 0: it has none).
 func statOf(b []byte) (id int64, val field, err error) {
 	for len(b) > 0 {
-		f, rest, err := next(b)
+		f, rest, err := next(b, statSpec)
 		if err != nil {
 			return 0, field{}, err
 		}
