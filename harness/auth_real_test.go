@@ -124,8 +124,8 @@ func TestRealAuth(t *testing.T) {
 }
 
 // attack waits 3 s into the run, then, from node 1's namespace and
-// address: sends node 0 a probe datagram made without the key, captures a
-// probe datagram node 1 sent node 0 and sends it again, and opens a
+// address: captures a probe datagram node 1 sent node 0, sends node 0 a
+// probe datagram made without the key and the captured one again, and opens a
 // stream to node 0's control port and sends a frame with a made-up tag.
 func attack(ctx context.Context, enter func(int, func() error) error, addr func(int) netip.Addr) error {
 	select {
@@ -161,12 +161,14 @@ func attack(ctx context.Context, enter func(int, func() error) error, addr func(
 	if err != nil {
 		return err
 	}
-	probeAddr := netip.AddrPortFrom(to, probe.Port)
-	if _, err := udp.WriteToUDPAddrPort(make([]byte, 48), probeAddr); err != nil {
-		return err
-	}
+	// Capture first: the packet socket would see the keyless datagram
+	// below too.
 	genuine, err := captureUDP(capture, from, to, probe.Port)
 	if err != nil {
+		return err
+	}
+	probeAddr := netip.AddrPortFrom(to, probe.Port)
+	if _, err := udp.WriteToUDPAddrPort(make([]byte, 48), probeAddr); err != nil {
 		return err
 	}
 	if _, err := udp.WriteToUDPAddrPort(genuine, probeAddr); err != nil {

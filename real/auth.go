@@ -39,28 +39,38 @@ type AuthDrops struct {
 	Misdirected uint64 `json:"misdirected"`
 }
 
-// authCounters are a World's AuthDrops, counted from many goroutines.
+// authCounters are a World's AuthDrops, counted from many goroutines,
+// and which kinds of message (datagram, stream frame) were logged for
+// which reason.
 type authCounters struct {
 	forged, replayed, misdirected atomic.Uint64
+	logged                        [2][3]atomic.Bool
 }
 
 func (c *authCounters) load() AuthDrops {
 	return AuthDrops{Forged: c.forged.Load(), Replayed: c.replayed.Load(), Misdirected: c.misdirected.Load()}
 }
 
-// count counts a refused message by its reason and says whether it is the
-// first of that reason (to be logged).
-func (c *authCounters) count(err error) bool {
-	var k *atomic.Uint64
+// count counts a refused message (a stream frame if frame, else a
+// datagram) by its reason and says whether it is the first of its kind
+// and reason (to be logged).
+func (c *authCounters) count(frame bool, err error) bool {
+	why := 0
 	switch {
 	case errors.Is(err, auth.ErrReplayed):
-		k = &c.replayed
+		c.replayed.Add(1)
+		why = 1
 	case errors.Is(err, auth.ErrMisdirected):
-		k = &c.misdirected
+		c.misdirected.Add(1)
+		why = 2
 	default:
-		k = &c.forged
+		c.forged.Add(1)
 	}
-	return k.Add(1) == 1
+	kind := 0
+	if frame {
+		kind = 1
+	}
+	return !c.logged[kind][why].Swap(true)
 }
 
 // AuthDrops returns how many datagrams and stream frames were dropped
@@ -119,10 +129,14 @@ func (k *keyring) open(src world.NodeID, sealed []byte) ([]byte, error) {
 }
 
 // refused counts a message that did not open and logs the first of each
-// reason.
-func (n *node) refused(what string, from world.Addr, err error) {
-	if n.w.auth.count(err) {
-		n.log.Warn(what+" dropped: it does not open under the cluster key (further ones are only counted)", "from", from.String(), "err", err)
+// kind and reason.
+func (n *node) refused(frame bool, from world.Addr, err error) {
+	what := "datagram"
+	if frame {
+		what = "stream frame"
+	}
+	if n.w.auth.count(frame, err) {
+		n.log.Warn(what+" dropped: it does not open under the cluster key (further ones like it are only counted)", "from", from.String(), "err", err)
 	}
 }
 

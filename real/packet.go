@@ -107,7 +107,7 @@ func (c *packetConn) read(h world.PacketHandler) {
 		data := append([]byte(nil), buf[:size]...)
 		if k := c.n.keys; k != nil {
 			if data, err = k.open(src.Node, data); err != nil {
-				c.n.refused("datagram", src, err)
+				c.n.refused(false, src, err)
 				continue
 			}
 		}

@@ -217,7 +217,7 @@ func (s *stream) read(c net.Conn, a *streamAuth) {
 		}
 		if a != nil {
 			if msg, err = a.open(s.remote.Node, msg); err != nil {
-				s.n.refused("stream frame", s.remote, err)
+				s.n.refused(true, s.remote, err)
 				s.end(fmt.Errorf("stream from %v: frame dropped: %w", s.remote, err))
 				return
 			}
