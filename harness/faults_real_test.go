@@ -61,10 +61,18 @@ func TestRealFaults(t *testing.T) {
 	want := []string{"crash node 2", "restart node 2", "partition [[0 1] [2 3]]", "heal the partition",
 		"link down [[1 2] [2 1]]", "link up [[1 2] [2 1]]", "link down [[1 2] [2 1]]", "step node 3's clock by -2ms",
 		"link up [[1 2] [2 1]]", "slow node 1 by 2ms", "node 1 no longer slow"}
+	// A fault may be as late as the nodes' own timers were on a machine
+	// the run found too busy (the injector's sleep is a timer too; CI's
+	// loaded machine once made the partition 144 ms late, with timers up
+	// to 188 ms late).
+	bound := 100 * time.Millisecond
+	if degradedFor(s, "node timer lateness p99") {
+		bound = max(bound, s.Real.TimerLateness.Max+10*time.Millisecond)
+	}
 	var got []string
 	for _, f := range s.Real.Faults {
 		got = append(got, f.What)
-		if f.Error != "" || time.Duration(f.LateNS) > 100*time.Millisecond {
+		if f.Error != "" || time.Duration(f.LateNS) > bound {
 			t.Errorf("fault %q due at %v: %v late, error %q", f.What, f.Due, time.Duration(f.LateNS), f.Error)
 		}
 	}
