@@ -40,11 +40,18 @@ test: deps
 # reference daemons' accuracy) run after the others, one at a time, so that
 # the parallel test binaries do not take the CPU they measure.
 REALTIME_PKGS := ./real/shaper/ ./peers/
+# The packages with cgo MPI code (-tags mpi): OpenMPI's libopenmpi-dev and
+# openmpi-bin; their tests launch ranks with mpirun.
+MPI_PKGS := ./mpi/ ./phasegap/... ./cmd/chronosync/
 
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /real/shaper -e '/peers$$')
 	if $(NEED) libhsa-runtime-dev 'go test -tags rocm ./real/rocm/'; then \
 		$(GO) test -race -count=1 -tags rocm ./real/rocm/; fi
+	if $(NEED) libopenmpi-dev 'go test -tags mpi $(MPI_PKGS) (PhaseGap on MPI)' && \
+		$(NEED) openmpi-bin 'go test -tags mpi $(MPI_PKGS) (PhaseGap on MPI)'; then \
+		$(GO) test -race -count=1 -tags mpi ./mpi/ ./phasegap/... && \
+		$(GO) test -count=1 -tags mpi -run 'TestPhasegap' ./cmd/chronosync/; fi
 	$(GO) test -count=1 -p 1 $(REALTIME_PKGS)
 
 ## accept: the whole-scenario acceptance runs and property tests, which are

@@ -28,6 +28,8 @@ PACKAGES=(
 	chrony             # chronyd: the reference daemons of peers/
 	linuxptp           # ptp4l: the reference daemons of peers/
 	iproute2           # ip, tc: namespaces in the tests of peers/, real/tsudp, cmd/chronosync
+	libopenmpi-dev     # mpi.h and libmpi (pkg-config ompi-c): build, lint and tests of -tags mpi (mpi, phasegap)
+	openmpi-bin        # mpirun: the tests of -tags mpi launch their ranks with it
 )
 
 # The default pid file of the host chronyd that installing chrony may start.

@@ -35,4 +35,10 @@ if ci/deps.sh need libhsa-runtime-dev "lint of -tags rocm (go vet, staticcheck .
 	go vet -tags rocm ./real/rocm/
 	"$GOBIN/staticcheck" -tags rocm ./real/rocm/
 fi
+# The MPI binding and PhaseGap's launcher build only with -tags mpi (cgo:
+# mpi.h and libmpi, from libopenmpi-dev).
+if ci/deps.sh need libopenmpi-dev "lint of -tags mpi (go vet, staticcheck ./mpi/ ./phasegap/... ./cmd/chronosync/)"; then
+	go vet -tags mpi ./mpi/ ./phasegap/... ./cmd/chronosync/
+	"$GOBIN/staticcheck" -tags mpi ./mpi/ ./phasegap/... ./cmd/chronosync/
+fi
 echo "lint: gofmt, go vet and staticcheck are clean"

@@ -41,7 +41,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
-		fmt.Fprintf(stderr, "chronosync: %v\n", err)
+		if !errors.Is(err, errSilent) {
+			fmt.Fprintf(stderr, "chronosync: %v\n", err)
+		}
 		var ce *codedError
 		if errors.As(err, &ce) {
 			return ce.code
@@ -55,6 +57,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 // it ran and recorded everything, but a measured condition crossed its
 // bound. 1 stays for a run that failed.
 const exitDegraded = 3
+
+// errSilent is an error already reported elsewhere (by MPI rank 0): run
+// exits 1 without printing it again.
+var errSilent = errors.New("reported by another rank")
 
 // codedError is an error with its own exit code.
 type codedError struct {
@@ -77,7 +83,7 @@ seed gives the same run, byte for byte; every run directory can be replayed.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(), newReplayCmd(), newEstimateCmd(), newCalibrateCmd(), newCombineCmd(), newValidateCmd(), newScenarioCmd(), newEventsCmd(), newVersionCmd(), newNetnsCmd(), newNodeCmd(), newPeersCmd())
+	root.AddCommand(newRunCmd(), newReplayCmd(), newEstimateCmd(), newCalibrateCmd(), newCombineCmd(), newValidateCmd(), newScenarioCmd(), newEventsCmd(), newVersionCmd(), newNetnsCmd(), newNodeCmd(), newPeersCmd(), newPhasegapCmd())
 	// Set after AddCommand so that it reaches every command's flags.
 	root.SetGlobalNormalizationFunc(hyphenate)
 	return root

@@ -1,0 +1,99 @@
+//go:build mpi
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chronosync/chronosync/mpi"
+	"github.com/chronosync/chronosync/phasegap"
+	"github.com/chronosync/chronosync/phasegap/mpicomm"
+)
+
+// transportBTL maps --transport to OpenMPI's byte-transfer layers (the
+// MCA parameter btl); auto leaves OpenMPI's choice.
+func transportBTL(t string) (string, bool) {
+	switch t {
+	case "shm":
+		return "self,vader", true
+	case "tcp":
+		return "self,tcp", true
+	}
+	return "", false
+}
+
+// runPhasegap runs one rank: MPI_Init_thread on this goroutine's locked
+// OS thread (the master thread), the benchmark, the gather to rank 0,
+// which writes the run directory.
+func runPhasegap(cmd *cobra.Command, o *phasegapOpts) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	// Set before MPI_Init_thread, unless the environment says already.
+	if btl, ok := transportBTL(o.transport); ok && os.Getenv("OMPI_MCA_btl") == "" {
+		os.Setenv("OMPI_MCA_btl", btl)
+	}
+	req := map[string]mpi.ThreadLevel{"funneled": mpi.Funneled, "serialized": mpi.Serialized, "multiple": mpi.Multiple}[o.mpiThread]
+	provided, err := mpi.InitThread(req)
+	if err != nil {
+		return fmt.Errorf("phasegap: %w", err)
+	}
+	defer mpi.Finalize()
+	c, err := mpicomm.New()
+	if err != nil {
+		return fmt.Errorf("phasegap: %w", err)
+	}
+	defer c.Close()
+	stderr := cmd.ErrOrStderr()
+	// Every rank checks the same flags and refuses the same way; rank 0
+	// alone says why.
+	refuse := func(err error) error {
+		if c.Rank() == 0 {
+			return err
+		}
+		return &codedError{code: 1, err: errSilent}
+	}
+	d, err := o.p.Validate(c.Size())
+	if err != nil {
+		return refuse(fmt.Errorf("phasegap: %w", err))
+	}
+	if o.progress == "progress_thread" {
+		if provided < mpi.Multiple {
+			return refuse(fmt.Errorf("phasegap: --progress progress_thread needs MPI_THREAD_MULTIPLE, and MPI provided %s", provided))
+		}
+		return refuse(errors.New("phasegap: --progress progress_thread is not built yet: use inline_poll"))
+	}
+	if c.Size() == 1 && c.Rank() == 0 {
+		fmt.Fprintln(stderr, "phasegap: one rank (launch with mpirun -np P for more): its ring is itself, both halos its own")
+	}
+	res, err := phasegap.Run(c, o.p)
+	if err != nil {
+		fmt.Fprintf(stderr, "phasegap: rank %d: %v: aborting every rank\n", c.Rank(), err)
+		c.Abort(1)
+		return err
+	}
+	traced := 0
+	if o.trace {
+		traced = o.traceIters
+	}
+	g, err := phasegap.Gather(c, res, traced)
+	if err != nil {
+		fmt.Fprintf(stderr, "phasegap: rank %d: %v: aborting every rank\n", c.Rank(), err)
+		c.Abort(1)
+		return err
+	}
+	if c.Rank() != 0 {
+		return nil
+	}
+	cfg := phasegapConfig(o, d, provided.String(), mpi.LibraryVersion())
+	row, err := writePhasegapRun(o, cfg, g, res.Rank.Checksum)
+	if err != nil {
+		return fmt.Errorf("phasegap: %w", err)
+	}
+	printPhasegap(cmd.OutOrStdout(), cfg, row, o.outDir)
+	return nil
+}

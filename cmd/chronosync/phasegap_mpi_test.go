@@ -1,0 +1,205 @@
+//go:build mpi
+
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/chronosync/chronosync/ci/needs"
+	"github.com/chronosync/chronosync/phasegap"
+	"github.com/chronosync/chronosync/phasegap/report"
+)
+
+// mpirunPhasegap runs chronosync phasegap on np ranks under mpirun and
+// returns its combined output.
+func mpirunPhasegap(t *testing.T, np int, args ...string) (string, error) {
+	t.Helper()
+	bin, err := exec.LookPath("chronosync")
+	if err != nil {
+		t.Skip("chronosync is not on PATH (testscript.Main puts it there):", err)
+	}
+	cmd := exec.Command("mpirun", append([]string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(np), bin, "phasegap"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// readRow reads results.csv: its header and its one row, by column.
+func readRow(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%s: %d records, want a header and one row", path, len(recs))
+	}
+	if !slices.Equal(recs[0], report.Columns()) {
+		t.Fatalf("%s: header %v\nwant %v", path, recs[0], report.Columns())
+	}
+	row := map[string]string{}
+	for i, k := range recs[0] {
+		row[k] = recs[1][i]
+	}
+	return row
+}
+
+func num(t *testing.T, row map[string]string, col string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(row[col], 64)
+	if err != nil {
+		t.Fatalf("column %s = %q: %v", col, row[col], err)
+	}
+	return v
+}
+
+// TestPhasegapModes runs every mode on 2 and 4 ranks under mpirun on this
+// machine (oversubscribed: 2 cores): results.csv has the schema; the
+// checksum is the same in every mode for the same inputs; phase_blk hides
+// nothing (overlap_ratio < 0.05); phase_nb and phase_persist hide most of
+// the exchange behind an interior longer than it (> 0.5); nb_test and
+// omp_tasks report their tests; trace.json is a Chrome trace.
+func TestPhasegapModes(t *testing.T) {
+	needs.Command(t, "openmpi-bin", "mpirun")
+	if testing.Short() {
+		t.Skip("runs ten mpirun jobs")
+	}
+	for _, np := range []int{2, 4} {
+		sums := map[string]string{}
+		for _, mode := range phasegap.Modes() {
+			dir := filepath.Join(t.TempDir(), mode)
+			out, err := mpirunPhasegap(t, np, "--mode", mode, "--ranks", strconv.Itoa(np), "--threads", "1",
+				"--N", "100000", "--halo", "64", "--iters", "60", "--warmup", "10", "--poll-every", "2000",
+				"--trace", "1", "--trace-iters", "10", "--out-dir", dir)
+			if err != nil {
+				t.Fatalf("np %d %s: %v\n%s", np, mode, err, out)
+			}
+			row := readRow(t, filepath.Join(dir, "results.csv"))
+			t.Logf("np %d %-13s iter %s µs, interior %s, wait %s, comm window %s, overlap %s, tests %s", np, mode,
+				row["t_iter_mean"], row["t_interior_mean_avg"], row["t_wait_mean_avg"], row["t_comm_window_mean_avg"], row["overlap_ratio"], row["mpi_test_calls_mean"])
+			if row["schema_version"] != "1" || row["mode"] != mode || row["P"] != strconv.Itoa(np) {
+				t.Errorf("np %d %s: row %v", np, mode, row)
+			}
+			sums[mode] = row["checksum64"]
+			overlap := num(t, row, "overlap_ratio")
+			switch mode {
+			case phasegap.ModeBlk:
+				if overlap >= 0.05 {
+					t.Errorf("np %d phase_blk: overlap_ratio %.3f, want < 0.05", np, overlap)
+				}
+			case phasegap.ModeNB, phasegap.ModePersist:
+				if overlap <= 0.5 {
+					t.Errorf("np %d %s: overlap_ratio %.3f, want > 0.5", np, mode, overlap)
+				}
+			case phasegap.ModeNBTest, phasegap.ModeTasks:
+				if num(t, row, "mpi_test_calls_mean") <= 0 || num(t, row, "polls_to_complete_p95") <= 0 {
+					t.Errorf("np %d %s: tests %s, polls to complete p95 %s: want both counted", np, mode, row["mpi_test_calls_mean"], row["polls_to_complete_p95"])
+				}
+			}
+			checkTrace(t, filepath.Join(dir, "trace.json"), np, 10)
+			var m map[string]any
+			if b, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err != nil || json.Unmarshal(b, &m) != nil {
+				t.Errorf("np %d %s: manifest.json: %v", np, mode, err)
+			}
+		}
+		for mode, s := range sums {
+			if s != sums[phasegap.ModeNB] {
+				t.Errorf("np %d: checksums differ across modes: %v", np, sums)
+				break
+			}
+			_ = mode
+		}
+	}
+}
+
+// checkTrace: a Chrome trace (JSON object with traceEvents), every rank a
+// pid, the four phases of each of the last iterations on tid 0, the
+// counters and trace_schema_version.
+func checkTrace(t *testing.T, path string, ranks, iters int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		TraceEvents []struct {
+			Name string  `json:"name"`
+			Ph   string  `json:"ph"`
+			Pid  int     `json:"pid"`
+			Tid  int     `json:"tid"`
+			Ts   float64 `json:"ts"`
+		} `json:"traceEvents"`
+		OtherData map[string]any `json:"otherData"`
+	}
+	if err := json.Unmarshal(b, &tr); err != nil {
+		t.Fatalf("%s is not JSON: %v", path, err)
+	}
+	count := map[string]int{}
+	pids := map[int]bool{}
+	for _, e := range tr.TraceEvents {
+		count[e.Ph+" "+e.Name]++
+		pids[e.Pid] = true
+	}
+	for _, name := range []string{"comm_post", "interior_compute", "waitall", "boundary_compute"} {
+		if count["X "+name] != ranks*iters {
+			t.Errorf("%s: %d %s spans, want %d (%d ranks × %d iterations)", path, count["X "+name], name, ranks*iters, ranks, iters)
+		}
+	}
+	for _, c := range []string{"bytes_total", "mpi_test_calls", "t_wait", "wait_frac"} {
+		if count["C "+c] == 0 {
+			t.Errorf("%s: no %s counter", path, c)
+		}
+	}
+	for r := range ranks {
+		if !pids[r] {
+			t.Errorf("%s: no events of rank %d", path, r)
+		}
+	}
+	if fmt.Sprint(tr.OtherData["trace_schema_version"]) != "1" {
+		t.Errorf("%s: otherData %v, want trace_schema_version 1", path, tr.OtherData)
+	}
+}
+
+// TestPhasegapRefuses: flags out of range, a rank count that disagrees
+// with mpirun's and H < B are refused once (by rank 0), with the numbers,
+// exit non-zero, and no run directory.
+func TestPhasegapRefuses(t *testing.T) {
+	needs.Command(t, "openmpi-bin", "mpirun")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ranks", "3"}, "--ranks 3, but the communicator has 2 ranks (mpirun -np 3)"},
+		{[]string{"--ranks", "2", "--halo", "1", "--timesteps", "2"}, "--halo 1 is smaller than B = radius × timesteps = 1 × 2 = 2"},
+		{[]string{"--ranks", "2", "--mode", "fast"}, `--mode "fast"`},
+		{[]string{"--ranks", "2", "--progress", "progress_thread"}, "progress_thread"},
+	} {
+		dir := filepath.Join(t.TempDir(), "run")
+		out, err := mpirunPhasegap(t, 2, append(tc.args, "--out-dir", dir)...)
+		if err == nil || !strings.Contains(out, tc.want) || strings.Count(out, "chronosync: phasegap:") != 1 {
+			t.Errorf("%v: err %v, output:\n%s\nwant one error containing %q", tc.args, err, out, tc.want)
+		}
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("%v: left a run directory", tc.args)
+		}
+	}
+	// Without the key flags' values in range, before MPI starts at all.
+	out, err := exec.Command("chronosync", "phasegap", "--trace", "2", "--out-dir", t.TempDir()).CombinedOutput()
+	if err == nil || !bytes.Contains(out, []byte("--trace 2: expected 0 or 1")) {
+		t.Errorf("--trace 2: err %v, output %s", err, out)
+	}
+}

@@ -1,0 +1,92 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"slices"
+)
+
+// BuildInfo describes the binary, as the caller knows it (for instance from
+// runtime/debug.ReadBuildInfo); nothing here is read by this package.
+type BuildInfo struct {
+	GoVersion string   `json:"go_version"`
+	Compiler  string   `json:"compiler"` // runtime.Compiler, or the C compiler of the cgo MPI wrapper
+	Flags     string   `json:"flags"`    // compiler/linker flags (CGO_CFLAGS, -gcflags, ...)
+	GitSHA    string   `json:"git_sha"`
+	BuildTags []string `json:"build_tags"`
+}
+
+// PlatformInfo describes the machine, best effort: uname's fields and the
+// CPU model and topology (P-/E-core counts where the OS tells them).
+type PlatformInfo struct {
+	Sysname          string `json:"sysname"`
+	Nodename         string `json:"nodename"`
+	Release          string `json:"release"`
+	Version          string `json:"version"`
+	Machine          string `json:"machine"`
+	Uname            string `json:"uname"` // uname -a
+	CPUModel         string `json:"cpu_model"`
+	Sockets          int    `json:"sockets"`
+	PhysicalCores    int    `json:"physical_cores"`
+	LogicalCPUs      int    `json:"logical_cpus"`
+	PerformanceCores int    `json:"performance_cores"`
+	EfficiencyCores  int    `json:"efficiency_cores"`
+	Topology         string `json:"topology"` // free-form summary (lscpu, sysctl hw.*)
+}
+
+// Manifest is manifest.json: everything needed to interpret and repeat one
+// run. The derived parameters are computed from Config when written.
+type Manifest struct {
+	Config   Config
+	Build    BuildInfo
+	Env      map[string]string // MPI/OMP/OMPI_*/... environment variables as captured by the caller
+	Platform PlatformInfo
+	Checksum uint64 // the all-reduced checksum64
+	Row      Row    // the run's results row
+}
+
+// manifestJSON fixes manifest.json's key order.
+type manifestJSON struct {
+	SchemaVersion int               `json:"schema_version"`
+	Args          Config            `json:"args"`
+	Derived       Derived           `json:"derived"`
+	Build         BuildInfo         `json:"build"`
+	Env           map[string]string `json:"env"` // encoding/json writes map keys sorted
+	Platform      PlatformInfo      `json:"platform"`
+	Checksum64    string            `json:"checksum64"`
+	Result        Row               `json:"result"`
+}
+
+// WriteManifest writes m as indented JSON: schema_version, the normalized
+// args (defaults resolved: B, elem_size, omp_num_threads), the derived
+// parameters, build info, the environment (keys sorted),
+// the platform, checksum64 (as in the CSV) and the results row under the
+// CSV's column names. The same m always gives the same bytes.
+func WriteManifest(w io.Writer, m Manifest) error {
+	b := m.Build
+	b.BuildTags = slices.Sorted(slices.Values(b.BuildTags))
+	if b.BuildTags == nil {
+		b.BuildTags = []string{}
+	}
+	env := m.Env
+	if env == nil {
+		env = map[string]string{}
+	}
+	d, args := Derive(m.Config), m.Config
+	args.B, args.ElemSize, args.OMPNumThreads = d.B, d.ElemSize, ompNumThreads(args)
+	out, err := json.MarshalIndent(manifestJSON{
+		SchemaVersion: SchemaVersion,
+		Args:          args,
+		Derived:       d,
+		Build:         b,
+		Env:           env,
+		Platform:      m.Platform,
+		Checksum64:    FormatChecksum(m.Checksum),
+		Result:        m.Row,
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(out, '\n'))
+	return err
+}
