@@ -9,6 +9,7 @@ import (
 	"runtime"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/chronosync/chronosync/mpi"
 	"github.com/chronosync/chronosync/phasegap"
@@ -66,6 +67,11 @@ func runPhasegap(cmd *cobra.Command, o *phasegapOpts) error {
 			return refuse(fmt.Errorf("phasegap: --progress progress_thread needs MPI_THREAD_MULTIPLE, and MPI provided %s", provided))
 		}
 		return refuse(errors.New("phasegap: --progress progress_thread is not built yet: use inline_poll"))
+	}
+	var cpus unix.CPUSet
+	if unix.SchedGetaffinity(0, &cpus) == nil && cpus.Count() < o.p.Threads {
+		fmt.Fprintf(stderr, "phasegap: rank %d: its %d threads may run on %d CPU(s) only (mpirun binds a rank to a core by default: --bind-to none, or --map-by slot:PE=%d)\n",
+			c.Rank(), o.p.Threads, cpus.Count(), o.p.Threads)
 	}
 	if c.Size() == 1 && c.Rank() == 0 {
 		fmt.Fprintln(stderr, "phasegap: one rank (launch with mpirun -np P for more): its ring is itself, both halos its own")
