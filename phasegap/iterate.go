@@ -28,10 +28,13 @@ func (r *rank) iterate(it int, s *report.Sample) error {
 		if err := r.halo.Start(); err != nil {
 			return fmt.Errorf("iteration %d: post: %w", it, err)
 		}
+		if r.prog != nil {
+			r.prog.begin()
+		}
 	}
 	s.InteriorStart = c.Now()
 	// Interior: S steps, each one fork of the team.
-	r.polling = p.Mode == ModeNBTest || p.Mode == ModeTasks
+	r.polling = (p.Mode == ModeNBTest || p.Mode == ModeTasks) && r.prog == nil
 	f := r.interiorF
 	if p.Mode == ModeTasks {
 		f = r.tasksF
@@ -53,6 +56,13 @@ func (r *rank) iterate(it int, s *report.Sample) error {
 			return fmt.Errorf("iteration %d: exchange: %w", it, err)
 		}
 		s.CommEnd = c.Now()
+	case r.prog != nil:
+		r.prog.finish()
+		if r.prog.err != nil {
+			return fmt.Errorf("iteration %d: progress thread: %w", it, r.prog.err)
+		}
+		r.done, r.doneAt, r.tests, r.polls, r.pollNS = true, r.prog.doneAt, r.prog.tests, r.prog.tests, r.prog.pollNS
+		s.CommEnd = r.doneAt
 	case r.done:
 		s.CommEnd = r.doneAt
 	default:
@@ -91,22 +101,63 @@ func (r *rank) bounds(step int) (int, int) {
 	return h + step*rad, h + n - step*rad
 }
 
-// interior is one thread's static share of the current interior step;
-// the master tests the exchange every PollEvery points in nb_test.
+// interior is one thread's part of the current interior step, as the
+// schedule shares it; the master tests the exchange every PollEvery
+// points in nb_test.
 func (r *rank) interior(tid int) {
 	lo, hi := r.bounds(r.step)
-	lo, hi = share(lo, hi, tid, r.team.size())
 	src, dst := r.a[(r.cur+r.step-1)%2], r.a[(r.cur+r.step)%2]
 	r.spanStart(tid)
-	if tid == 0 && r.polling {
-		for at := lo; at < hi; at += r.p.PollEvery {
-			r.k.update(dst, src, at, min(at+r.p.PollEvery, hi), &r.sinks[0])
-			r.poll()
-		}
+	if r.p.Schedule == "static" {
+		a, b := share(lo, hi, tid, r.team.size())
+		r.compute(tid, dst, src, a, b)
 	} else {
-		r.k.update(dst, src, lo, hi, &r.sinks[tid])
+		for {
+			a, b, ok := r.grab(lo, hi)
+			if !ok {
+				break
+			}
+			r.compute(tid, dst, src, a, b)
+		}
 	}
 	r.spanEnd(tid)
+}
+
+// compute updates [lo, hi) on thread tid: the master, when it polls, in
+// pieces of PollEvery points with a test after each.
+func (r *rank) compute(tid int, dst, src []float64, lo, hi int) {
+	if tid != 0 || !r.polling {
+		r.k.update(dst, src, lo, hi, &r.sinks[tid])
+		return
+	}
+	for at := lo; at < hi; at += r.p.PollEvery {
+		r.k.update(dst, src, at, min(at+r.p.PollEvery, hi), &r.sinks[0])
+		r.poll()
+	}
+}
+
+// grab takes the next chunk of [lo, hi) for the dynamic and guided
+// schedules: Chunk points (1024 when 0), or for guided the remaining
+// points over T when that is more.
+func (r *rank) grab(lo, hi int) (int, int, bool) {
+	chunk := int64(r.p.Chunk)
+	if chunk == 0 {
+		chunk = 1024
+	}
+	for {
+		done := r.next.Load()
+		start := int64(lo) + done
+		if start >= int64(hi) {
+			return 0, 0, false
+		}
+		size := chunk
+		if r.p.Schedule == "guided" {
+			size = max(chunk, (int64(hi)-start)/int64(r.team.size()))
+		}
+		if r.next.CompareAndSwap(done, done+size) {
+			return int(start), int(min(start+size, int64(hi))), true
+		}
+	}
 }
 
 // tasks is omp_tasks: every thread takes chunks of PollEvery points of
@@ -123,7 +174,7 @@ func (r *rank) tasks(tid int) {
 			break
 		}
 		r.k.update(dst, src, int(at), int(min(at+q, int64(hi))), &r.sinks[tid])
-		if tid == 0 {
+		if tid == 0 && r.polling {
 			r.poll()
 		}
 	}

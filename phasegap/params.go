@@ -73,6 +73,18 @@ type Params struct {
 	// PureComm is how many exchanges without computation run after the
 	// warmup, for the OSU/IMB/SMB figures (0: none).
 	PureComm int
+	// Schedule is --omp_schedule: how the interior is shared among the
+	// threads: static (equal shares), dynamic (chunks of Chunk points
+	// taken in turn) or guided (chunks of the remaining points over T,
+	// at least Chunk).
+	Schedule string
+	// Chunk is --omp_chunk (0: 1024 points for dynamic and guided).
+	Chunk int
+	// Progress is --progress: inline_poll (the master tests, in nb_test
+	// and omp_tasks) or progress_thread (a helper thread tests the
+	// exchange from its start to its completion, in every nonblocking
+	// mode; MPI_THREAD_MULTIPLE).
+	Progress string
 }
 
 // Derived are the parameters that follow from Params.
@@ -122,6 +134,13 @@ func (p *Params) Validate(size int) (Derived, error) {
 	inRange("warmup", p.Warmup, 0, MaxIters)
 	inRange("check_every", p.CheckEvery, 1, MaxIters)
 	inRange("pure_comm", p.PureComm, 0, MaxIters)
+	inRange("omp_chunk", p.Chunk, 0, MaxN)
+	if !slices.Contains([]string{"static", "dynamic", "guided"}, p.Schedule) {
+		bad("--omp_schedule %q: expected static, dynamic or guided", p.Schedule)
+	}
+	if !slices.Contains([]string{"inline_poll", "progress_thread"}, p.Progress) {
+		bad("--progress %q: expected inline_poll or progress_thread", p.Progress)
+	}
 	if !slices.Contains([]string{"none", "barrier_start", "barrier_each"}, p.Sync) {
 		bad("--sync %q: expected none, barrier_start or barrier_each", p.Sync)
 	}
@@ -153,6 +172,6 @@ func DefaultParams() Params {
 	return Params{
 		Mode: ModeNB, Ranks: 1, Threads: 1, N: 100_000, Halo: 16, Kernel: KernelStencil3,
 		Timesteps: 1, PollEvery: 1024, Iters: 200, Warmup: 20, Check: true, CheckEvery: 50,
-		Sync: "none", PureComm: 50,
+		Sync: "none", PureComm: 50, Schedule: "static", Progress: "inline_poll",
 	}
 }

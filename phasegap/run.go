@@ -33,6 +33,7 @@ type rank struct {
 	sendL, sendR, recvL, recvR []float64
 	halo                       Halo
 	sinks                      []sink
+	prog                       *progressThread // --progress progress_thread; nil otherwise
 
 	// The iteration in progress.
 	step      int // interior step (1..S) the team is computing
@@ -64,6 +65,10 @@ func Run(c Comm, p Params) (*Result, error) {
 	r.team = newTeam(p.Threads)
 	defer r.team.close()
 	defer r.halo.Free()
+	if p.Progress == "progress_thread" {
+		r.prog = newProgressThread(r.halo, c.Now)
+		defer r.prog.close()
+	}
 	res := &Result{Derived: d, Rank: report.Rank{Rank: c.Rank(), Samples: make([]report.Sample, p.Iters)}}
 	for i := range res.Rank.Samples {
 		res.Rank.Samples[i].Threads = make([]report.Span, p.Threads)

@@ -72,14 +72,20 @@ func TestAgreesWithSerial(t *testing.T) {
 		{4, 1, 2, 5, 9, KernelStencil5}, // N < 2B: no interior
 		{2, 3, 1, 0, 20, KernelAxpy},
 	} {
-		for _, mode := range Modes() {
+		for i, mode := range Modes() {
 			p := DefaultParams()
 			p.Mode, p.Ranks, p.Threads, p.Timesteps, p.Halo, p.N, p.Kernel = mode, tc.ranks, tc.threads, tc.steps, tc.halo, tc.n, tc.kernel
 			p.Iters, p.Warmup, p.CheckEvery, p.PollEvery, p.PureComm, p.PoisonGhost = 7, 2, 3, 5, 2, true
+			// Every schedule, and the progress thread, somewhere.
+			p.Schedule = []string{"static", "dynamic", "guided"}[(i+tc.n)%3]
+			p.Chunk = tc.n % 7
+			if (i+tc.ranks)%2 == 0 && mode != ModeBlk {
+				p.Progress = "progress_thread"
+			}
 			want := reference(p)
 			for r, res := range runRing(t, p) {
 				if len(res.Checks) != 3 || res.Rank.Checksum != want {
-					t.Errorf("%s %+v rank %d: checks %x, want 3 ending in %x", mode, tc, r, res.Checks, want)
+					t.Errorf("%s %s %s %+v rank %d: checks %x, want 3 ending in %x", mode, p.Schedule, p.Progress, tc, r, res.Checks, want)
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -82,6 +83,7 @@ func (o *phasegapOpts) check() error {
 		// the launcher checks what MPI provides.
 		o.mpiThread = "multiple"
 	}
+	o.p.Schedule, o.p.Chunk, o.p.Progress = o.schedule, o.chunk, o.progress
 	return nil
 }
 
@@ -106,7 +108,12 @@ apt-get install libopenmpi-dev openmpi-bin). See docs/phasegap.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.check(); err != nil {
-				return err
+				// Before MPI starts: under mpirun every rank finds the
+				// same error, and rank 0 alone says it.
+				if r := os.Getenv("OMPI_COMM_WORLD_RANK"); r != "" && r != "0" {
+					return &codedError{code: 1, err: errSilent}
+				}
+				return fmt.Errorf("phasegap: %w", err)
 			}
 			return runPhasegap(cmd, &o)
 		},
@@ -132,8 +139,8 @@ apt-get install libopenmpi-dev openmpi-bin). See docs/phasegap.md.`,
 	f.StringVar(&p.Sync, "sync", p.Sync, "none, barrier_start or barrier_each (diagnostic)")
 	f.StringVar(&o.mpiThread, "mpi-thread", "funneled", "thread level requested: funneled, serialized or multiple (provided is recorded)")
 	f.StringVar(&o.progress, "progress", "inline_poll", "inline_poll (the master tests) or progress_thread (a helper thread tests; needs MPI_THREAD_MULTIPLE)")
-	f.StringVar(&o.schedule, "omp-schedule", "static", "interior schedule: static, dynamic or guided (recorded)")
-	f.IntVar(&o.chunk, "omp-chunk", 0, "schedule chunk (recorded)")
+	f.StringVar(&o.schedule, "omp-schedule", "static", "interior schedule: static, dynamic or guided")
+	f.IntVar(&o.chunk, "omp-chunk", 0, "dynamic and guided chunk, in points (0: 1024)")
 	f.StringVar(&o.bindS, "omp-bind", "false", "true or false: bind threads (recorded as OMP_PROC_BIND)")
 	f.StringVar(&o.places, "omp-places", "cores", "cores or threads (recorded as OMP_PLACES)")
 	f.IntVar(&o.traceI, "trace", 0, "1: write trace.json (Chrome trace format)")

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -62,11 +61,8 @@ func runPhasegap(cmd *cobra.Command, o *phasegapOpts) error {
 	if err != nil {
 		return refuse(fmt.Errorf("phasegap: %w", err))
 	}
-	if o.progress == "progress_thread" {
-		if provided < mpi.Multiple {
-			return refuse(fmt.Errorf("phasegap: --progress progress_thread needs MPI_THREAD_MULTIPLE, and MPI provided %s", provided))
-		}
-		return refuse(errors.New("phasegap: --progress progress_thread is not built yet: use inline_poll"))
+	if o.progress == "progress_thread" && provided < mpi.Multiple {
+		return refuse(fmt.Errorf("phasegap: --progress progress_thread needs MPI_THREAD_MULTIPLE, and MPI provided %s", provided))
 	}
 	var cpus unix.CPUSet
 	if unix.SchedGetaffinity(0, &cpus) == nil && cpus.Count() < o.p.Threads {

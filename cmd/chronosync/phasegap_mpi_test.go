@@ -116,12 +116,25 @@ func TestPhasegapModes(t *testing.T) {
 				t.Errorf("np %d %s: manifest.json: %v", np, mode, err)
 			}
 		}
+		// A helper thread progressing the exchange (MPI_THREAD_MULTIPLE),
+		// and the dynamic schedule, compute the same.
+		dir := filepath.Join(t.TempDir(), "progress")
+		out, err := mpirunPhasegap(t, np, "--mode", "phase_nb", "--ranks", strconv.Itoa(np), "--threads", "1",
+			"--N", "100000", "--halo", "64", "--iters", "60", "--warmup", "10", "--progress", "progress_thread",
+			"--omp-schedule", "dynamic", "--omp-chunk", "5000", "--out-dir", dir)
+		if err != nil {
+			t.Fatalf("np %d progress_thread: %v\n%s", np, err, out)
+		}
+		row := readRow(t, filepath.Join(dir, "results.csv"))
+		if row["mpi_thread_provided"] != "MPI_THREAD_MULTIPLE" || num(t, row, "mpi_test_calls_mean") <= 0 {
+			t.Errorf("np %d progress_thread: provided %s, tests %s", np, row["mpi_thread_provided"], row["mpi_test_calls_mean"])
+		}
+		sums["progress_thread"] = row["checksum64"]
 		for mode, s := range sums {
 			if s != sums[phasegap.ModeNB] {
-				t.Errorf("np %d: checksums differ across modes: %v", np, sums)
+				t.Errorf("np %d: checksums differ (%s): %v", np, mode, sums)
 				break
 			}
-			_ = mode
 		}
 	}
 }
@@ -186,7 +199,7 @@ func TestPhasegapRefuses(t *testing.T) {
 		{[]string{"--ranks", "3"}, "--ranks 3, but the communicator has 2 ranks (mpirun -np 3)"},
 		{[]string{"--ranks", "2", "--halo", "1", "--timesteps", "2"}, "--halo 1 is smaller than B = radius × timesteps = 1 × 2 = 2"},
 		{[]string{"--ranks", "2", "--mode", "fast"}, `--mode "fast"`},
-		{[]string{"--ranks", "2", "--progress", "progress_thread"}, "progress_thread"},
+		{[]string{"--ranks", "2", "--omp-schedule", "fastest"}, `--omp-schedule "fastest": expected one of [static dynamic guided]`},
 	} {
 		dir := filepath.Join(t.TempDir(), "run")
 		out, err := mpirunPhasegap(t, 2, append(tc.args, "--out-dir", dir)...)
