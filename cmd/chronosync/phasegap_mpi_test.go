@@ -18,6 +18,7 @@ import (
 	"github.com/chronosync/chronosync/ci/needs"
 	"github.com/chronosync/chronosync/phasegap"
 	"github.com/chronosync/chronosync/phasegap/report"
+	"github.com/chronosync/chronosync/trace/xspace"
 )
 
 // mpirunPhasegap runs chronosync phasegap on np ranks under mpirun and
@@ -111,6 +112,15 @@ func TestPhasegapModes(t *testing.T) {
 				}
 			}
 			checkTrace(t, filepath.Join(dir, "trace.json"), np, 10)
+			for r := range np {
+				space, err := xspace.Read(filepath.Join(dir, fmt.Sprintf("rank%d.xplane.pb", r)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p := space.Planes[0]; p.Name != fmt.Sprintf("/rank:%d", r) || len(p.Lines[0].Events) != 5*10 {
+					t.Errorf("np %d %s rank %d: plane %q with %d events on its first line, want /rank:%d with 5 × 10", np, mode, r, p.Name, len(p.Lines[0].Events), r)
+				}
+			}
 			var m map[string]any
 			if b, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err != nil || json.Unmarshal(b, &m) != nil {
 				t.Errorf("np %d %s: manifest.json: %v", np, mode, err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/chronosync/chronosync/phasegap"
 	"github.com/chronosync/chronosync/phasegap/report"
@@ -177,6 +178,21 @@ func writePhasegapRun(o *phasegapOpts, cfg report.Config, g *phasegap.Gathered, 
 			return row, err
 		}
 	}
+	if o.trace {
+		for _, r := range g.Ranks {
+			space := report.RankXSpace(cfg, r)
+			if err := write(fmt.Sprintf("rank%d.xplane.pb", r.Rank), func(w io.Writer) error {
+				b, err := proto.Marshal(space)
+				if err != nil {
+					return err
+				}
+				_, err = w.Write(b)
+				return err
+			}); err != nil {
+				return row, err
+			}
+		}
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return row, fmt.Errorf("replace %s: %w", dir, err)
 	}
@@ -210,5 +226,5 @@ func printPhasegap(w io.Writer, cfg report.Config, row report.Row, dir string) {
 	fmt.Fprintf(w, "overlap_ratio %.3f  wait_frac %.3f  wait_skew %.2f  tests/iter %.1f  checksum %s\n",
 		row.OverlapRatio, row.WaitFrac, row.WaitSkew, row.MPITestCallsMean, report.FormatChecksum(row.Checksum64))
 	fmt.Fprintf(w, "run directory: %s (%s)\n", dir, strings.Join(slices.DeleteFunc([]string{"results.csv",
-		map[bool]string{true: "manifest.json"}[cfg.Manifest], map[bool]string{true: "trace.json"}[cfg.Trace]}, func(s string) bool { return s == "" }), ", "))
+		map[bool]string{true: "manifest.json"}[cfg.Manifest], map[bool]string{true: "trace.json, rank<N>.xplane.pb"}[cfg.Trace]}, func(s string) bool { return s == "" }), ", "))
 }
