@@ -5,12 +5,16 @@ BIN         := bin/chronosync
 SCENARIO    ?= scenarios/quickstart.yaml
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: all build run deps test unit accept lint bench bench-smoke fuzz fuzz-smoke clean
+.PHONY: all build build-mpi run deps test unit accept lint bench bench-smoke fuzz fuzz-smoke clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/chronosync
+
+## build-mpi: chronosync with PhaseGap on MPI (needs libopenmpi-dev)
+build-mpi:
+	$(GO) build -tags mpi -o $(BIN) ./cmd/chronosync
 
 ## run: run the default scenario and print its summary
 run: build
