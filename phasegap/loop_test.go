@@ -21,7 +21,9 @@ func newRank(t testing.TB, p Params) *rank {
 	if err := r.setup(); err != nil {
 		t.Fatal(err)
 	}
-	r.team = newTeam(p.Threads)
+	if r.team, err = newTeam(p.Threads, nil); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(r.team.close)
 	return r
 }
@@ -91,7 +93,10 @@ func BenchmarkTimedLoop(b *testing.B) {
 func BenchmarkTeamFork(b *testing.B) {
 	for _, threads := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("T=%d", threads), func(b *testing.B) {
-			tm := newTeam(threads)
+			tm, err := newTeam(threads, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
 			defer tm.close()
 			f := func(int) {}
 			b.ReportAllocs()

@@ -85,6 +85,9 @@ type Params struct {
 	// exchange from its start to its completion, in every nonblocking
 	// mode; MPI_THREAD_MULTIPLE).
 	Progress string
+	// BindCPUs, when not empty, pins thread t to CPU BindCPUs[t mod len]
+	// (--omp_bind true; the list is the places, AllowedCPUs).
+	BindCPUs []int
 }
 
 // Derived are the parameters that follow from Params.

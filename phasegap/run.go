@@ -62,7 +62,9 @@ func Run(c Comm, p Params) (*Result, error) {
 	if err := r.setup(); err != nil {
 		return nil, err
 	}
-	r.team = newTeam(p.Threads)
+	if r.team, err = newTeam(p.Threads, p.BindCPUs); err != nil {
+		return nil, err
+	}
 	defer r.team.close()
 	defer r.halo.Free()
 	if p.Progress == "progress_thread" {

@@ -1,6 +1,7 @@
 package phasegap
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 )
@@ -29,22 +30,43 @@ type team struct {
 	masterWake     chan struct{}
 }
 
-func newTeam(threads int) *team {
+// newTeam starts the workers; with cpus, thread t (the caller too) is
+// pinned to cpus[t mod len(cpus)].
+func newTeam(threads int, cpus []int) (*team, error) {
+	if len(cpus) > 0 {
+		if err := pin(cpus[0]); err != nil {
+			return nil, fmt.Errorf("bind thread 0 to CPU %d: %w", cpus[0], err)
+		}
+	}
 	t := &team{sleeping: make([]atomic.Bool, threads-1), wake: make([]chan struct{}, threads-1), masterWake: make(chan struct{}, 1)}
 	for w := range t.wake {
 		t.wake[w] = make(chan struct{}, 1)
 	}
+	errs := make(chan error, threads)
 	for i := 1; i < threads; i++ {
-		go t.worker(i)
+		go t.worker(i, cpus, errs)
 	}
-	return t
+	for i := 1; i < threads; i++ {
+		if err := <-errs; err != nil {
+			t.close()
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 // size is T.
 func (t *team) size() int { return len(t.wake) + 1 }
 
-func (t *team) worker(tid int) {
+func (t *team) worker(tid int, cpus []int, started chan<- error) {
 	runtime.LockOSThread()
+	if len(cpus) > 0 {
+		if err := pin(cpus[tid%len(cpus)]); err != nil {
+			started <- fmt.Errorf("bind thread %d to CPU %d: %w", tid, cpus[tid%len(cpus)], err)
+			return
+		}
+	}
+	started <- nil
 	var seen uint64
 	for {
 		seen = t.await(tid-1, seen)

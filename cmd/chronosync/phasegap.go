@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -84,6 +83,13 @@ func (o *phasegapOpts) check() error {
 		o.mpiThread = "multiple"
 	}
 	o.p.Schedule, o.p.Chunk, o.p.Progress = o.schedule, o.chunk, o.progress
+	if o.bind {
+		cpus, err := phasegap.AllowedCPUs(o.places == "cores")
+		if err != nil {
+			return fmt.Errorf("--omp-bind: %w", err)
+		}
+		o.p.BindCPUs = cpus
+	}
 	return nil
 }
 
@@ -107,14 +113,9 @@ It writes results.csv, manifest.json and (with --trace 1) trace.json into
 apt-get install libopenmpi-dev openmpi-bin). See docs/phasegap.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.check(); err != nil {
-				// Before MPI starts: under mpirun every rank finds the
-				// same error, and rank 0 alone says it.
-				if r := os.Getenv("OMPI_COMM_WORLD_RANK"); r != "" && r != "0" {
-					return &codedError{code: 1, err: errSilent}
-				}
-				return fmt.Errorf("phasegap: %w", err)
-			}
+			// The flags are checked by runPhasegap: under mpirun, once MPI
+			// runs, so that rank 0 alone says what is wrong, before any
+			// rank exits.
 			return runPhasegap(cmd, &o)
 		},
 	}
@@ -141,8 +142,8 @@ apt-get install libopenmpi-dev openmpi-bin). See docs/phasegap.md.`,
 	f.StringVar(&o.progress, "progress", "inline_poll", "inline_poll (the master tests) or progress_thread (a helper thread tests; needs MPI_THREAD_MULTIPLE)")
 	f.StringVar(&o.schedule, "omp-schedule", "static", "interior schedule: static, dynamic or guided")
 	f.IntVar(&o.chunk, "omp-chunk", 0, "dynamic and guided chunk, in points (0: 1024)")
-	f.StringVar(&o.bindS, "omp-bind", "false", "true or false: bind threads (recorded as OMP_PROC_BIND)")
-	f.StringVar(&o.places, "omp-places", "cores", "cores or threads (recorded as OMP_PLACES)")
+	f.StringVar(&o.bindS, "omp-bind", "false", "true: pin thread t to the t-th of the rank's places (OMP_PROC_BIND)")
+	f.StringVar(&o.places, "omp-places", "cores", "places for --omp-bind: cores (one CPU per physical core) or threads (every CPU the rank may use)")
 	f.IntVar(&o.traceI, "trace", 0, "1: write trace.json (Chrome trace format)")
 	f.IntVar(&o.traceIters, "trace-iters", 50, "M: trace the last M measured iterations")
 	f.StringVar(&o.traceDetail, "trace-detail", "rank", "rank, or thread for per-thread interior spans")

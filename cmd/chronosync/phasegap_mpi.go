@@ -37,7 +37,15 @@ func runPhasegap(cmd *cobra.Command, o *phasegapOpts) error {
 	if btl, ok := transportBTL(o.transport); ok && os.Getenv("OMPI_MCA_btl") == "" {
 		os.Setenv("OMPI_MCA_btl", btl)
 	}
-	req := map[string]mpi.ThreadLevel{"funneled": mpi.Funneled, "serialized": mpi.Serialized, "multiple": mpi.Multiple}[o.mpiThread]
+	// The level asked for; a value check refuses below is asked as
+	// funneled.
+	req := map[string]mpi.ThreadLevel{"serialized": mpi.Serialized, "multiple": mpi.Multiple}[o.mpiThread]
+	if req == 0 {
+		req = mpi.Funneled
+	}
+	if o.progress == "progress_thread" {
+		req = mpi.Multiple
+	}
 	provided, err := mpi.InitThread(req)
 	if err != nil {
 		return fmt.Errorf("phasegap: %w", err)
@@ -49,13 +57,18 @@ func runPhasegap(cmd *cobra.Command, o *phasegapOpts) error {
 	}
 	defer c.Close()
 	stderr := cmd.ErrOrStderr()
-	// Every rank checks the same flags and refuses the same way; rank 0
-	// alone says why.
+	// Every rank checks the same flags and refuses the same way: rank 0
+	// says why, and no rank exits before it did (mpirun ends the job at
+	// the first rank that exits with an error).
 	refuse := func(err error) error {
 		if c.Rank() == 0 {
-			return err
+			fmt.Fprintf(stderr, "chronosync: %v\n", err)
 		}
+		_ = c.Barrier()
 		return &codedError{code: 1, err: errSilent}
+	}
+	if err := o.check(); err != nil {
+		return refuse(fmt.Errorf("phasegap: %w", err))
 	}
 	d, err := o.p.Validate(c.Size())
 	if err != nil {

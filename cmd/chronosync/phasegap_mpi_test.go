@@ -13,7 +13,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/chronosync/chronosync/ci/needs"
 	"github.com/chronosync/chronosync/phasegap"
@@ -225,4 +227,65 @@ func TestPhasegapRefuses(t *testing.T) {
 	if err == nil || !bytes.Contains(out, []byte("--trace 2: expected 0 or 1")) {
 		t.Errorf("--trace 2: err %v, output %s", err, out)
 	}
+}
+
+// TestPhasegapRankDies: a rank killed mid-run ends the whole job (mpirun
+// aborts the others) instead of leaving them waiting for its halo
+// forever.
+func TestPhasegapRankDies(t *testing.T) {
+	needs.Command(t, "openmpi-bin", "mpirun")
+	bin, err := exec.LookPath("chronosync")
+	if err != nil {
+		t.Skip("chronosync is not on PATH (testscript.Main puts it there):", err)
+	}
+	cmd := exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", bin, "phasegap",
+		"--ranks", "2", "--N", "20000", "--iters", "100000000", "--warmup", "0", "--out-dir", filepath.Join(t.TempDir(), "run"))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+	})
+	// The ranks are mpirun's children: kill one of them, by its PID.
+	var ranks []int
+	for deadline := time.Now().Add(10 * time.Second); len(ranks) < 2 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		ranks = children(cmd.Process.Pid)
+	}
+	if len(ranks) < 2 {
+		t.Fatalf("mpirun (pid %d) started %v, want two ranks", cmd.Process.Pid, ranks)
+	}
+	time.Sleep(500 * time.Millisecond) // mid-run
+	if err := syscall.Kill(ranks[1], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		done <- err
+		if err == nil {
+			t.Errorf("mpirun exited 0 after a rank was killed:\n%s", out.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the job still runs 30 s after rank pid %d was killed:\n%s", ranks[1], out.String())
+	}
+}
+
+// children returns the PIDs of pid's child processes.
+func children(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, s := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(s); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

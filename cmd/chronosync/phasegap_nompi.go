@@ -10,7 +10,11 @@ import (
 	"github.com/chronosync/chronosync/mpi"
 )
 
-// runPhasegap refuses: this chronosync was built without MPI.
-func runPhasegap(*cobra.Command, *phasegapOpts) error {
+// runPhasegap refuses: this chronosync was built without MPI (after
+// checking the flags, which need no MPI).
+func runPhasegap(_ *cobra.Command, o *phasegapOpts) error {
+	if err := o.check(); err != nil {
+		return fmt.Errorf("phasegap: %w", err)
+	}
 	return fmt.Errorf("phasegap: %w", mpi.ErrNotBuilt)
 }
