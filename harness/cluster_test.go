@@ -43,6 +43,20 @@ func loopbackCluster(t *testing.T) (*Cluster, []netip.Addr) {
 	return c, addrs
 }
 
+// sendGarbage sends 50 datagrams that are no probe, from node 1's address
+// to node 0's probe port.
+func sendGarbage(t *testing.T, addrs []netip.Addr) {
+	t.Helper()
+	g, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(addrs[1], 0)), net.UDPAddrFromAddrPort(netip.AddrPortFrom(addrs[0], probe.Port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for i := range 50 {
+		g.Write([]byte(strings.Repeat("garbage", i+1)))
+	}
+}
+
 // TestClusterBadInput: a node whose address is not this host's, or whose
 // probe port is taken, fails with a clear error; garbage sent to the probe
 // port is dropped and counted, never fatal.
@@ -84,14 +98,7 @@ func TestClusterBadInput(t *testing.T) {
 			}()
 		}
 		time.Sleep(1500 * time.Millisecond)
-		g, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(addrs[1], 0)), net.UDPAddrFromAddrPort(netip.AddrPortFrom(addrs[0], probe.Port)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range 50 {
-			g.Write([]byte(strings.Repeat("garbage", i+1)))
-		}
-		g.Close()
+		sendGarbage(t, addrs)
 		malformed := 0
 		for range 2 {
 			if err := <-errs; err != nil {
@@ -205,14 +212,7 @@ func TestClusterKey(t *testing.T) {
 		}()
 	}
 	time.Sleep(1500 * time.Millisecond)
-	g, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(addrs[1], 0)), net.UDPAddrFromAddrPort(netip.AddrPortFrom(addrs[0], probe.Port)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 50 {
-		g.Write([]byte(strings.Repeat("garbage", i+1)))
-	}
-	g.Close()
+	sendGarbage(t, addrs)
 	forged := uint64(0)
 	for range 2 {
 		if err := <-errs; err != nil {
