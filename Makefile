@@ -53,6 +53,7 @@ unit:
 	if $(NEED) libhsa-runtime-dev 'go test -tags rocm ./real/rocm/'; then \
 		$(GO) test -race -count=1 -tags rocm ./real/rocm/; fi
 	if $(NEED) libopenmpi-dev 'go test -tags mpi $(MPI_PKGS) (PhaseGap on MPI)' && \
+		$(NEED) pkgconf 'go test -tags mpi $(MPI_PKGS) (PhaseGap on MPI)' && \
 		$(NEED) openmpi-bin 'go test -tags mpi $(MPI_PKGS) (PhaseGap on MPI)'; then \
 		$(GO) test -race -count=1 -tags mpi ./mpi/ ./phasegap/... && \
 		$(GO) test -count=1 -tags mpi -run 'TestPhasegap' ./cmd/chronosync/; fi

@@ -30,6 +30,7 @@ PACKAGES=(
 	iproute2           # ip, tc: namespaces in the tests of peers/, real/tsudp, cmd/chronosync
 	libopenmpi-dev     # mpi.h and libmpi (pkg-config ompi-c): build, lint and tests of -tags mpi (mpi, phasegap)
 	openmpi-bin        # mpirun: the tests of -tags mpi launch their ranks with it
+	pkgconf            # pkg-config: cgo finds OpenMPI's flags with it (#cgo pkg-config: ompi-c)
 )
 
 # The default pid file of the host chronyd that installing chrony may start.

@@ -37,7 +37,8 @@ if ci/deps.sh need libhsa-runtime-dev "lint of -tags rocm (go vet, staticcheck .
 fi
 # The MPI binding and PhaseGap's launcher build only with -tags mpi (cgo:
 # mpi.h and libmpi, from libopenmpi-dev).
-if ci/deps.sh need libopenmpi-dev "lint of -tags mpi (go vet, staticcheck ./mpi/ ./phasegap/... ./cmd/chronosync/)"; then
+mpilint="lint of -tags mpi (go vet, staticcheck ./mpi/ ./phasegap/... ./cmd/chronosync/)"
+if ci/deps.sh need libopenmpi-dev "$mpilint" && ci/deps.sh need pkgconf "$mpilint"; then
 	go vet -tags mpi ./mpi/ ./phasegap/... ./cmd/chronosync/
 	"$GOBIN/staticcheck" -tags mpi ./mpi/ ./phasegap/... ./cmd/chronosync/
 fi
