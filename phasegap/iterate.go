@@ -75,12 +75,7 @@ func (r *rank) iterate(it int, s *report.Sample) error {
 	s.BoundaryStart = c.Now()
 	r.boundary()
 	end := c.Now()
-	s.Post = s.InteriorStart - s.Start
-	s.Interior = s.WaitStart - s.InteriorStart
-	s.Wait = s.BoundaryStart - s.WaitStart
-	s.Boundary = end - s.BoundaryStart
-	s.Total = end - s.Start
-	s.CommWindow = s.CommEnd - s.CommStart
+	s.Finish(end)
 	s.Poll = r.pollNS
 	s.TestCalls = r.tests
 	s.PollsToComplete = 0

@@ -130,3 +130,15 @@ func Derive(cfg Config) Derived {
 	d.HaloValid = cfg.Halo >= d.B
 	return d
 }
+
+// Finish sets the phase durations and the comm window from the phase
+// starts, the comm window's ends and end, the iteration's end: the
+// definitions every transport shares.
+func (s *Sample) Finish(end int64) {
+	s.Post = s.InteriorStart - s.Start
+	s.Interior = s.WaitStart - s.InteriorStart
+	s.Wait = s.BoundaryStart - s.WaitStart
+	s.Boundary = end - s.BoundaryStart
+	s.Total = end - s.Start
+	s.CommWindow = s.CommEnd - s.CommStart
+}

@@ -79,7 +79,7 @@ func TestModes(t *testing.T) {
 // again.
 func TestRendezvousNeedsProgress(t *testing.T) {
 	p := params(phasegap.ModeNB, 2, 1)
-	p.Halo = 20_000 // 160 kB: rendezvous
+	p.Halo = 20_000             // 160 kB: rendezvous
 	const rate = 10_000_000_000 // 10 Gbit/s: 16 µs a halo
 	inline, _ := runSim(t, p, DefaultCosts(), 20*time.Microsecond, rate)
 	p.Progress = "progress_thread"

@@ -124,12 +124,7 @@ func (r *Rank) completed() {
 func (r *Rank) endIter() {
 	s := &r.sample
 	end := int64(r.now())
-	s.Post = s.InteriorStart - s.Start
-	s.Interior = s.WaitStart - s.InteriorStart
-	s.Wait = s.BoundaryStart - s.WaitStart
-	s.Boundary = end - s.BoundaryStart
-	s.Total = end - s.Start
-	s.CommWindow = s.CommEnd - s.CommStart
+	s.Finish(end)
 	s.TestCalls = r.tests
 	if r.tests > 0 && s.WaitCalls == 0 {
 		s.PollsToComplete = r.polls
