@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -99,7 +98,7 @@ func TestOffsetsFileRanges(t *testing.T) {
 		}
 	}
 	// The strict form's window; the legacy form has none (see
-	// TestLegacyWindows).
+	// offsets.TestLegacyWindows).
 	path := filepath.Join(dir, "offsets.jsonl")
 	for _, end := range []string{"1000000000", "999999999"} {
 		if err := os.WriteFile(path, []byte(strict("window_end_ns", end)), 0o644); err != nil {
@@ -112,73 +111,25 @@ func TestOffsetsFileRanges(t *testing.T) {
 	}
 }
 
-// TestLegacyWindows: a legacy file's windows tile each node's clock from
-// midpoint to midpoint, the later of two records at one midpoint covers
-// it, and the first and last windows reach out as far as they reach in,
-// but no further than an int64 does; a midpoint that leaves its window
-// no room is an error naming the line.
-func TestLegacyWindows(t *testing.T) {
-	const lo, hi = math.MinInt64, math.MaxInt64
-	type window struct {
-		node       int
-		start, end int64
-		offset     float64
-	}
-	for _, tc := range []struct {
-		name  string
-		lines string
-		want  []window
-		err   string // after "PATH:"
-	}{
-		{"doc example", `{"node_id":1,"midpoint_ns":1000,"offset_ns":50,"drift_ppm":10,"uncertainty_ns":3,"round_id":1,"window_id":1}
-{"node_id":1,"midpoint_ns":3001,"offset_ns":60,"drift_ppm":10}
-{"node_id":0,"midpoint_ns":1000,"offset_ns":0,"drift_ppm":0}`,
-			[]window{{0, 1000 - 1e9, 1000 + 1e9, 0}, {1, 1000 - 1001, 2001, 50 - 10e-6*1001}, {1, 2001, 3001 + 1000, 60 - 10e-6*1000}}, ""},
-		{"two at one midpoint", `{"node_id":1,"midpoint_ns":1000,"offset_ns":50,"drift_ppm":0}
-{"node_id":1,"midpoint_ns":1000,"offset_ns":70,"drift_ppm":0}`,
-			[]window{{1, 1000 - 1e9, 1000 + 1e9, 70}}, ""},
-		{"1 ns apart", `{"node_id":1,"midpoint_ns":10,"offset_ns":1,"drift_ppm":0}
-{"node_id":1,"midpoint_ns":11,"offset_ns":2,"drift_ppm":0}`,
-			[]window{{1, 9, 11, 1}, {1, 11, 12, 2}}, ""},
-		{"at the ends of int64", `{"node_id":1,"midpoint_ns":-9223372036854775808,"offset_ns":1,"drift_ppm":0}
-{"node_id":1,"midpoint_ns":9223372036854775807,"offset_ns":2,"drift_ppm":0}`,
-			[]window{{1, lo, 0, 1}, {1, 0, hi, 2}}, ""},
-		{"lone, near the top", `{"node_id":1,"midpoint_ns":9223372036854775000,"offset_ns":2,"drift_ppm":0}`,
-			[]window{{1, 9223372036854775000 - 1e9, hi, 2}}, ""},
-		{"no room at the top", `{"node_id":1,"midpoint_ns":9223372036854775806,"offset_ns":1,"drift_ppm":0}
-
-{"node_id":1,"midpoint_ns":9223372036854775807,"offset_ns":2,"drift_ppm":0}`, nil,
-			"3: midpoint_ns: 9223372036854775807 leaves its window no room before the end of the int64 range: [9223372036854775807, 9223372036854775807) does not end after it starts"},
-		{"re-anchored beyond a year", `{"node_id":1,"midpoint_ns":0,"offset_ns":31557600000000000,"drift_ppm":-1000}
-{"node_id":1,"midpoint_ns":9000000000000000000,"offset_ns":0,"drift_ppm":0}`,
-			[]window{{1, -4.5e18, 4.5e18, 31557600000000000 + 4.5e15}, {1, 4.5e18, hi, 0}}, ""},
-		{"negative node", `{"node_id":-1,"midpoint_ns":0,"offset_ns":0,"drift_ppm":0}`, nil,
-			"1: node_id: expected a non-negative integer, got -1"},
-		{"midpoint not an integer", `{"node_id":1,"midpoint_ns":1.5,"offset_ns":0,"drift_ppm":0}`, nil,
-			"1: midpoint_ns: expected an integer, got 1.5"},
-	} {
-		path := filepath.Join(t.TempDir(), "legacy.jsonl")
-		if err := os.WriteFile(path, []byte(tc.lines+"\n"), 0o644); err != nil {
+// TestLegacyDispatch: combine reads a legacy midpoint file through
+// offsets.ReadLegacy (whose windows TestLegacyWindows in package offsets
+// pins): its windows, and its errors with the path and line.
+func TestLegacyDispatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "legacy.jsonl")
+	write := func(text string) {
+		if err := os.WriteFile(path, []byte(text+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, offs, err := readOffsets(path)
-		if tc.err != "" {
-			if err == nil || err.Error() != path+":"+tc.err {
-				t.Errorf("%s:\n got %v\nwant %s", tc.name, err, path+":"+tc.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", tc.name, err)
-			continue
-		}
-		var got []window
-		for _, o := range offs {
-			got = append(got, window{o.NodeID, o.WindowStartNS, o.WindowEndNS, o.OffsetNS})
-		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: windows\n got %v\nwant %v", tc.name, got, tc.want)
-		}
+	}
+	write(`{"node_id":1,"midpoint_ns":10,"offset_ns":1,"drift_ppm":0}
+{"node_id":1,"midpoint_ns":11,"offset_ns":2,"drift_ppm":0}`)
+	_, offs, err := readOffsets(path)
+	if err != nil || len(offs) != 2 || offs[0].WindowStartNS != 9 || offs[0].WindowEndNS != 11 || offs[1].WindowEndNS != 12 {
+		t.Fatalf("windows %+v, %v; want [9, 11) and [11, 12)", offs, err)
+	}
+	write(`{"node_id":-1,"midpoint_ns":0,"offset_ns":0,"drift_ppm":0}`)
+	if _, _, err := readOffsets(path); err == nil || err.Error() != path+":1: node_id: expected a non-negative integer, got -1" {
+		t.Errorf("a negative node: %v", err)
 	}
 }
 

@@ -100,7 +100,8 @@ func TestLegacyHostile(t *testing.T) {
 // TestLegacyWindows: the windows tile each node's clock from midpoint to
 // midpoint, the later of two records at one midpoint covers it, the first
 // and last reach out as far as they reach in, and no further than an int64
-// does.
+// does; a midpoint that leaves its window no room, and a bad field, are
+// errors naming the line.
 func TestLegacyWindows(t *testing.T) {
 	const lo, hi = math.MinInt64, math.MaxInt64
 	type window struct {
@@ -112,26 +113,44 @@ func TestLegacyWindows(t *testing.T) {
 		name  string
 		lines string
 		want  []window
+		err   string // after "legacy.jsonl:"
 	}{
 		{"doc example", `{"node_id":1,"midpoint_ns":1000,"offset_ns":50,"drift_ppm":10,"uncertainty_ns":3,"round_id":1,"window_id":1}
 {"node_id":1,"midpoint_ns":3001,"offset_ns":60,"drift_ppm":10}
 {"node_id":0,"midpoint_ns":1000,"offset_ns":0,"drift_ppm":0}`,
-			[]window{{0, 1000 - 1e9, 1000 + 1e9, 0}, {1, 1000 - 1001, 2001, 50 - 10e-6*1001}, {1, 2001, 3001 + 1000, 60 - 10e-6*1000}}},
-		{"two at one midpoint", `{"node_id":1,"midpoint_ns":1000,"offset_ns":50}
-{"node_id":1,"midpoint_ns":1000,"offset_ns":70}`,
-			[]window{{1, 1000 - 1e9, 1000 + 1e9, 70}}},
-		{"1 ns apart", `{"node_id":1,"midpoint_ns":10,"offset_ns":1}
-{"node_id":1,"midpoint_ns":11,"offset_ns":2}`,
-			[]window{{1, 9, 11, 1}, {1, 11, 12, 2}}},
-		{"at the ends of int64", `{"node_id":1,"midpoint_ns":-9223372036854775808,"offset_ns":1}
-{"node_id":1,"midpoint_ns":9223372036854775807,"offset_ns":2}`,
-			[]window{{1, lo, 0, 1}, {1, 0, hi, 2}}},
-		{"lone, near the top", `{"node_id":1,"midpoint_ns":9223372036854775000,"offset_ns":2}`,
-			[]window{{1, 9223372036854775000 - 1e9, hi, 2}}},
+			[]window{{0, 1000 - 1e9, 1000 + 1e9, 0}, {1, 1000 - 1001, 2001, 50 - 10e-6*1001}, {1, 2001, 3001 + 1000, 60 - 10e-6*1000}}, ""},
+		{"two at one midpoint", `{"node_id":1,"midpoint_ns":1000,"offset_ns":50,"drift_ppm":0}
+{"node_id":1,"midpoint_ns":1000,"offset_ns":70,"drift_ppm":0}`,
+			[]window{{1, 1000 - 1e9, 1000 + 1e9, 70}}, ""},
+		{"1 ns apart", `{"node_id":1,"midpoint_ns":10,"offset_ns":1,"drift_ppm":0}
+{"node_id":1,"midpoint_ns":11,"offset_ns":2,"drift_ppm":0}`,
+			[]window{{1, 9, 11, 1}, {1, 11, 12, 2}}, ""},
+		{"at the ends of int64", `{"node_id":1,"midpoint_ns":-9223372036854775808,"offset_ns":1,"drift_ppm":0}
+{"node_id":1,"midpoint_ns":9223372036854775807,"offset_ns":2,"drift_ppm":0}`,
+			[]window{{1, lo, 0, 1}, {1, 0, hi, 2}}, ""},
+		{"lone, near the top", `{"node_id":1,"midpoint_ns":9223372036854775000,"offset_ns":2,"drift_ppm":0}`,
+			[]window{{1, 9223372036854775000 - 1e9, hi, 2}}, ""},
+		{"no room at the top", `{"node_id":1,"midpoint_ns":9223372036854775806,"offset_ns":1,"drift_ppm":0}
+
+{"node_id":1,"midpoint_ns":9223372036854775807,"offset_ns":2,"drift_ppm":0}`, nil,
+			"3: midpoint_ns: 9223372036854775807 leaves its window no room before the end of the int64 range: [9223372036854775807, 9223372036854775807) does not end after it starts"},
+		{"re-anchored beyond a year", `{"node_id":1,"midpoint_ns":0,"offset_ns":31557600000000000,"drift_ppm":-1000}
+{"node_id":1,"midpoint_ns":9000000000000000000,"offset_ns":0,"drift_ppm":0}`,
+			[]window{{1, -4.5e18, 4.5e18, 31557600000000000 + 4.5e15}, {1, 4.5e18, hi, 0}}, ""},
+		{"negative node", `{"node_id":-1,"midpoint_ns":0,"offset_ns":0,"drift_ppm":0}`, nil,
+			"1: node_id: expected a non-negative integer, got -1"},
+		{"midpoint not an integer", `{"node_id":1,"midpoint_ns":1.5,"offset_ns":0,"drift_ppm":0}`, nil,
+			"1: midpoint_ns: expected an integer, got 1.5"},
 		{"lone, near the bottom", `{"node_id":1,"midpoint_ns":-9223372036854775000,"offset_ns":2}`,
-			[]window{{1, lo, -9223372036854775000 + 1e9, 2}}},
+			[]window{{1, lo, -9223372036854775000 + 1e9, 2}}, ""},
 	} {
 		offs, err := DecodeLegacy(strings.NewReader(tc.lines+"\n"), "legacy.jsonl")
+		if tc.err != "" {
+			if err == nil || err.Error() != "legacy.jsonl:"+tc.err {
+				t.Errorf("%s:\n got %v\nwant legacy.jsonl:%s", tc.name, err, tc.err)
+			}
+			continue
+		}
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue

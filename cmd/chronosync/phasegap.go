@@ -14,9 +14,6 @@ import (
 type phasegapOpts struct {
 	p           phasegap.Params
 	mpiThread   string
-	progress    string
-	schedule    string
-	chunk       int
 	bind        bool
 	places      string
 	trace       bool
@@ -57,8 +54,6 @@ func (o *phasegapOpts) check() error {
 		ok      []string
 	}{
 		{"mpi-thread", o.mpiThread, []string{"funneled", "serialized", "multiple"}},
-		{"progress", o.progress, []string{"inline_poll", "progress_thread"}},
-		{"omp-schedule", o.schedule, []string{"static", "dynamic", "guided"}},
 		{"omp-places", o.places, []string{"cores", "threads"}},
 		{"trace-detail", o.traceDetail, []string{"rank", "thread"}},
 		{"transport", o.transport, []string{"auto", "shm", "tcp"}},
@@ -68,21 +63,17 @@ func (o *phasegapOpts) check() error {
 			return fmt.Errorf("--%s %q: expected one of %v", c.flag, c.v, c.ok)
 		}
 	}
-	if o.chunk < 0 {
-		return fmt.Errorf("--omp-chunk %d: expected 0 (the schedule's default) or more", o.chunk)
-	}
 	if o.traceIters < 1 || o.traceIters > phasegap.MaxIters {
 		return fmt.Errorf("--trace-iters %d: expected 1 to %d", o.traceIters, phasegap.MaxIters)
 	}
 	if o.outDir == "" {
 		return fmt.Errorf("--out-dir is required: the run directory (results.csv, manifest.json, trace.json)")
 	}
-	if o.progress == "progress_thread" {
+	if o.p.Progress == "progress_thread" {
 		// A helper thread calling MPI_Test* needs MPI_THREAD_MULTIPLE;
 		// the launcher checks what MPI provides.
 		o.mpiThread = "multiple"
 	}
-	o.p.Schedule, o.p.Chunk, o.p.Progress = o.schedule, o.chunk, o.progress
 	if o.bind {
 		cpus, err := phasegap.AllowedCPUs(o.places == "cores")
 		if err != nil {
@@ -139,9 +130,9 @@ apt-get install libopenmpi-dev openmpi-bin). See docs/phasegap.md.`,
 	f.IntVar(&o.poisonI, "poison-ghost", 0, "1: fill the ghost zones with NaN between iterations (debug)")
 	f.StringVar(&p.Sync, "sync", p.Sync, "none, barrier_start or barrier_each (diagnostic)")
 	f.StringVar(&o.mpiThread, "mpi-thread", "funneled", "thread level requested: funneled, serialized or multiple (provided is recorded)")
-	f.StringVar(&o.progress, "progress", "inline_poll", "inline_poll (the master tests) or progress_thread (a helper thread tests; needs MPI_THREAD_MULTIPLE)")
-	f.StringVar(&o.schedule, "omp-schedule", "static", "interior schedule: static, dynamic or guided")
-	f.IntVar(&o.chunk, "omp-chunk", 0, "dynamic and guided chunk, in points (0: 1024)")
+	f.StringVar(&p.Progress, "progress", p.Progress, "inline_poll (the master tests) or progress_thread (a helper thread tests; needs MPI_THREAD_MULTIPLE)")
+	f.StringVar(&p.Schedule, "omp-schedule", p.Schedule, "interior schedule: static, dynamic or guided")
+	f.IntVar(&p.Chunk, "omp-chunk", 0, "dynamic and guided chunk, in points (0: 1024)")
 	f.StringVar(&o.bindS, "omp-bind", "false", "true: pin thread t to the t-th of the rank's places (OMP_PROC_BIND)")
 	f.StringVar(&o.places, "omp-places", "cores", "places for --omp-bind: cores (one CPU per physical core) or threads (every CPU the rank may use)")
 	f.IntVar(&o.traceI, "trace", 0, "1: write trace.json (Chrome trace format)")

@@ -43,7 +43,7 @@ func runPhasegap(cmd *cobra.Command, o *phasegapOpts) error {
 	if req == 0 {
 		req = mpi.Funneled
 	}
-	if o.progress == "progress_thread" {
+	if o.p.Progress == "progress_thread" {
 		req = mpi.Multiple
 	}
 	provided, err := mpi.InitThread(req)
@@ -74,7 +74,7 @@ func runPhasegap(cmd *cobra.Command, o *phasegapOpts) error {
 	if err != nil {
 		return refuse(fmt.Errorf("phasegap: %w", err))
 	}
-	if o.progress == "progress_thread" && provided < mpi.Multiple {
+	if o.p.Progress == "progress_thread" && provided < mpi.Multiple {
 		return refuse(fmt.Errorf("phasegap: --progress progress_thread needs MPI_THREAD_MULTIPLE, and MPI provided %s", provided))
 	}
 	var cpus unix.CPUSet

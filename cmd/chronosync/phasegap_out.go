@@ -30,8 +30,8 @@ func phasegapConfig(o *phasegapOpts, d phasegap.Derived, provided, version strin
 	cfg := report.Config{
 		Mode: p.Mode, Ranks: p.Ranks, Threads: p.Threads, N: p.N, Halo: p.Halo, Kernel: p.Kernel,
 		Radius: d.Radius, Timesteps: p.Timesteps, B: d.B, PollEvery: p.PollEvery,
-		MPIThreadRequested: o.mpiThread, MPIThreadProvided: provided, Progress: o.progress,
-		OMPSchedule: o.schedule, OMPChunk: o.chunk, OMPBind: o.bind, OMPPlaces: o.places, OMPNumThreads: p.Threads,
+		MPIThreadRequested: o.mpiThread, MPIThreadProvided: provided, Progress: p.Progress,
+		OMPSchedule: p.Schedule, OMPChunk: p.Chunk, OMPBind: o.bind, OMPPlaces: o.places, OMPNumThreads: p.Threads,
 		FlopsPerPoint: p.Flops, BytesPerPoint: p.Bytes, Iters: p.Iters, Warmup: p.Warmup,
 		Check: p.Check, CheckEvery: p.CheckEvery, PoisonGhost: p.PoisonGhost, Sync: p.Sync,
 		Trace: o.trace, TraceIters: o.traceIters, TraceDetail: o.traceDetail, Transport: o.transport,
