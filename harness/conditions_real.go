@@ -135,7 +135,7 @@ func (b *realBackend) judge(s *Summary) {
 		rs.Host = b.reading
 		rs.CPUNeed = b.need.cpus
 	}
-	if d := b.duration; d > 0 {
+	if d := b.duration; d > 0 && !b.workloadEnded {
 		cs.check("run short of the scenario's duration", max(1-float64(b.phases.Run)/float64(d), 0), maxShortRun, "share",
 			fmt.Sprintf("ran %v of %v (interrupted, or a callback failed)", b.phases.Run.Round(time.Millisecond), d))
 	}
@@ -197,6 +197,7 @@ func (b *realBackend) judge(s *Summary) {
 		}
 	}
 	judgeTrust(&cs, s)
+	judgePhasegap(&cs, s)
 	s.Conditions, s.Status = cs, cs.status()
 }
 

@@ -26,6 +26,21 @@ type protocol interface {
 	artifacts() []Artifact
 }
 
+// ender is a protocol whose work can end before the scenario's duration
+// (a workload that ran all its iterations): the run stops once the channel
+// is closed.
+type ender interface {
+	workloadDone() <-chan struct{}
+}
+
+// endOf is the channel that ends proto's run early, nil if none does.
+func endOf(proto protocol) <-chan struct{} {
+	if e, ok := proto.(ender); ok {
+		return e.workloadDone()
+	}
+	return nil
+}
+
 func newProtocol(sc *scenario.Scenario, r *scenario.Resolved) (protocol, error) {
 	switch sc.Protocol.Kind {
 	case scenario.ProtocolSync:
@@ -33,6 +48,11 @@ func newProtocol(sc *scenario.Scenario, r *scenario.Resolved) (protocol, error) 
 			return newTracedProtocol(sc, r)
 		}
 		return newSyncProtocol(sc, r)
+	case scenario.ProtocolNone:
+		if sc.Workload.Kind == scenario.WorkloadPhasegap {
+			return newPhasegapProtocol(sc, r)
+		}
+		return nil, fmt.Errorf("protocol none with workload %q: nothing to run", sc.Workload.Kind)
 	case scenario.ProtocolPing, "":
 		cfg := ping.Config{Interval: sc.Protocol.Interval, Payload: max(sc.Protocol.Payload, ping.HeaderSize)}
 		if _, err := ping.New(cfg, nil); err != nil {

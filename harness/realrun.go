@@ -52,6 +52,10 @@ type realBackend struct {
 	log    io.Writer
 	faults []RealFault
 	attack func(ctx context.Context, enter func(i int, f func() error) error, addr func(i int) netip.Addr) // Options.attack
+	// end is closed when the workload has ended (nil: none ends), and
+	// workloadEnded says the run stopped there, not at its duration.
+	end           <-chan struct{}
+	workloadEnded bool
 }
 
 // newRealBackend builds the real world for sc: it refuses what the real
@@ -61,7 +65,7 @@ func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, p
 	if err := realRefusals(sc, r); err != nil {
 		return nil, err
 	}
-	b := &realBackend{program: proto.program, duration: r.Duration, sc: sc, resolved: r, attack: opts.attack}
+	b := &realBackend{program: proto.program, end: endOf(proto), duration: r.Duration, sc: sc, resolved: r, attack: opts.attack}
 	b.need = estimateCPU(sc, r, opts.Cluster != nil)
 	if err := b.need.refusal(opts.Force); err != nil {
 		return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, err)
@@ -155,7 +159,7 @@ func (b *realBackend) run(ctx context.Context, bar *progress, _ func(time.Durati
 		close(attacked)
 	}
 	if runErr == nil {
-		waitReal(ctx, b.World, bar)
+		b.workloadEnded = waitReal(ctx, b.World, bar, b.end)
 	}
 	cancel()
 	<-attacked
@@ -254,19 +258,22 @@ func (b *realBackend) close() error {
 	return errors.Join(errs...)
 }
 
-// waitReal waits for the run's end (ctx) or a callback's panic
-// (real.World.Failure), updating the progress bar.
-func waitReal(ctx context.Context, w *real.World, bar *progress) {
+// waitReal waits for the run's end (ctx), a callback's panic
+// (real.World.Failure) or the workload's end (end closed; ended is then
+// true), updating the progress bar.
+func waitReal(ctx context.Context, w *real.World, bar *progress, end <-chan struct{}) (ended bool) {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
 		if w.Failure() != nil {
-			return
+			return false
 		}
 		bar.set(w.Now())
 		select {
 		case <-ctx.Done():
-			return
+			return false
+		case <-end:
+			return true
 		case <-t.C:
 		}
 	}

@@ -148,6 +148,7 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 		{FileSummary, "the outcome"},
 		{FileLog, "the nodes' logs (log/slog text), stamped with virtual time"},
 	}
+	phasegapAsRun(sc)
 	yml, err := sc.Marshal()
 	if err != nil {
 		return nil, err
@@ -169,6 +170,9 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 		if proto, err = newProtocol(sc, resolved); err != nil {
 			return nil, err
 		}
+	}
+	if pp, ok := proto.(*phasegapProtocol); ok && opts.Backend == "real" {
+		pp.spin = realSpin
 	}
 	b, err := newBackend(sc, resolved, dir, opts, proto, logBuf, tr)
 	if err != nil {

@@ -22,13 +22,15 @@ type simBackend struct {
 	*sim.Sim
 	duration time.Duration
 	files    []Artifact
-	open     closers // the event log's files
+	open     closers         // the event log's files
+	end      <-chan struct{} // closed when the workload has ended (nil: none ends)
+	ended    bool            // the run stopped at the workload's end
 }
 
 // newSimBackend builds the simulator for sc, writing its event log into dir
 // (unless opts.NoEventLog) and to opts.TraceEvents.
 func newSimBackend(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Options, proto protocol, log *bufio.Writer, tr *tracker) (_ backend, err error) {
-	b := &simBackend{duration: r.Duration, files: []Artifact{{FileCheckpoints, "event-log hash every 1024 events, for replay"}}}
+	b := &simBackend{duration: r.Duration, end: endOf(proto), files: []Artifact{{FileCheckpoints, "event-log hash every 1024 events, for replay"}}}
 	defer func() {
 		if err != nil {
 			b.open.close()
@@ -90,6 +92,12 @@ func (b *simBackend) run(_ context.Context, bar *progress, observe func(time.Dur
 		if observe != nil {
 			observe(b.Now())
 		}
+		select {
+		case <-b.end:
+			b.ended = true
+			return nil, 0, nil // the workload ran all it had to
+		default:
+		}
 	}
 	return nil, 0, nil
 }
@@ -128,11 +136,19 @@ func (b *simBackend) record(dir string, m *Manifest, s *Summary) error {
 	}
 	m.Events, m.EventHash = ev.Count, fmt.Sprintf("%016x", ev.Hash)
 	s.Events, s.EventHash = m.Events, m.EventHash
+	if b.ended {
+		s.Virtual = b.Now().Seconds() // the workload's end, before the duration
+	}
 	return nil
 }
 
 // judge: a simulated run honours its scenario by construction (its faults
-// are the scenario's own), so it is ok and measures no conditions.
-func (b *simBackend) judge(s *Summary) { s.Status = StatusOK }
+// are the scenario's own), so it measures no conditions of its own; a
+// workload that did not finish within the scenario's duration did not.
+func (b *simBackend) judge(s *Summary) {
+	var cs conditions
+	judgePhasegap(&cs, s)
+	s.Conditions, s.Status = cs, cs.status()
+}
 
 func (b *simBackend) close() error { return b.open.close() }

@@ -20,19 +20,20 @@ import (
 // Summary is summary.json: the outcome of a run. Like the manifest it
 // holds nothing that varies between equal runs.
 type Summary struct {
-	Scenario  string        `json:"scenario"`
-	Seed      uint64        `json:"seed"`
-	Backend   string        `json:"backend"`
-	Nodes     int           `json:"nodes"`
-	Virtual   float64       `json:"virtual_seconds"`
-	Events    uint64        `json:"events"`
-	EventHash string        `json:"event_hash"`
-	Protocol  string        `json:"protocol"`
-	Network   NetworkStats  `json:"network"`
-	Ping      *PingSummary  `json:"ping,omitempty"`
-	Sync      *SyncSummary  `json:"sync,omitempty"`
-	Trace     *TraceSummary `json:"trace,omitempty"`
-	Real      *RealSummary  `json:"real,omitempty"`
+	Scenario  string           `json:"scenario"`
+	Seed      uint64           `json:"seed"`
+	Backend   string           `json:"backend"`
+	Nodes     int              `json:"nodes"`
+	Virtual   float64          `json:"virtual_seconds"`
+	Events    uint64           `json:"events"`
+	EventHash string           `json:"event_hash"`
+	Protocol  string           `json:"protocol"`
+	Network   NetworkStats     `json:"network"`
+	Ping      *PingSummary     `json:"ping,omitempty"`
+	Sync      *SyncSummary     `json:"sync,omitempty"`
+	Trace     *TraceSummary    `json:"trace,omitempty"`
+	Phasegap  *PhasegapSummary `json:"phasegap,omitempty"`
+	Real      *RealSummary     `json:"real,omitempty"`
 	// Status is StatusOK, or StatusDegraded when a measured condition of
 	// the run crossed its bound.
 	Status string `json:"status"`
@@ -192,6 +193,9 @@ func (r *Result) Print(w io.Writer) {
 	}
 	if t := s.Trace; t != nil {
 		printTrace(w, t)
+	}
+	if pg := s.Phasegap; pg != nil {
+		printPhasegap(w, pg)
 	}
 	printStatus(w, s)
 	fmt.Fprintf(w, "run directory: %s\n", r.Dir)

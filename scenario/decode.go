@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,31 +17,40 @@ import (
 )
 
 // Load reads the scenario file at path and parses it with [Parse], naming
-// the file by path in errors.
+// the file by path in errors. Relative paths in the file (a phasegap
+// workload's costs) are taken relative to the file's directory.
 func Load(path string) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
-	return Parse(path, data)
+	return parse(path, data, filepath.Dir(path))
 }
 
 // Parse decodes a scenario file strictly and validates it. name is the
 // file's name in errors. Every problem found is reported, as an
 // [ErrorList] of [*Error] sorted by line: YAML syntax, unknown or repeated
 // keys, values of the wrong type or form, then (only if decoding
-// succeeded) the checks of [Scenario.Validate].
+// succeeded) the checks of [Scenario.Validate]. The data come from no file
+// on disk: relative paths in it (a phasegap workload's costs) stay as
+// written; [Load] resolves them against the file's directory.
 func Parse(name string, data []byte) (*Scenario, error) {
+	return parse(name, data, "")
+}
+
+// parse is Parse with the directory that relative paths in the file are
+// joined to ("" for none).
+func parse(name string, data []byte, dir string) (*Scenario, error) {
 	root, err := parseDocument(name, data)
 	if err != nil {
 		return nil, err
 	}
-	d := &decoder{file: name}
+	d := &decoder{file: name, dir: dir}
 	s := d.scenario(root)
 	if err := d.list.err(); err != nil {
 		return nil, err
 	}
-	s.src = &source{file: name, root: root}
+	s.src = &source{file: name, dir: dir, root: root}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -101,6 +111,7 @@ func syntaxError(name string, err error) error {
 // decoder turns a YAML node tree into a Scenario, collecting errors.
 type decoder struct {
 	file      string
+	dir       string // the directory relative paths are joined to, or ""
 	list      ErrorList
 	suggested []string // paths of keys suggested for misspelled ones
 }

@@ -1,12 +1,14 @@
 package scenario
 
 import (
+	"path/filepath"
 	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/chronosync/chronosync/model/netem"
+	"github.com/chronosync/chronosync/phasegap"
 )
 
 // Default values the decoder fills in for keys that are not written.
@@ -56,11 +58,49 @@ func defaultTraining() Training {
 	}
 }
 
+// The phasegap workload's defaults that are not the benchmark's own.
+const (
+	defaultPhasegapTraceIters = 50
+	// defaultPhasegapPort is halo.Port, the stream port of package
+	// workload/halo's ranks, written out: package scenario imports no
+	// workload.
+	defaultPhasegapPort = 7300
+)
+
+// defaultPhasegap is the phasegap workload's settings where a file writes
+// none: phasegap.DefaultParams for the benchmark's parameters, no costs
+// file (the model's default costs).
+func defaultPhasegap() Phasegap {
+	p := phasegap.DefaultParams()
+	return Phasegap{
+		Mode:       p.Mode,
+		Threads:    p.Threads,
+		N:          p.N,
+		Halo:       p.Halo,
+		Kernel:     p.Kernel,
+		Radius:     p.Radius,
+		Timesteps:  p.Timesteps,
+		Flops:      p.Flops,
+		Bytes:      p.Bytes,
+		Iters:      p.Iters,
+		Warmup:     p.Warmup,
+		PollEvery:  p.PollEvery,
+		Schedule:   p.Schedule,
+		Chunk:      p.Chunk,
+		Progress:   p.Progress,
+		TraceIters: defaultPhasegapTraceIters,
+		Port:       defaultPhasegapPort,
+	}
+}
+
 // defaultWorkload is the workload of the given kind with its defaults
 // filled in; an unknown kind has none.
 func defaultWorkload(kind WorkloadKind) Workload {
-	if kind == WorkloadTraining {
+	switch kind {
+	case WorkloadTraining:
 		return Workload{Kind: kind, Training: defaultTraining()}
+	case WorkloadPhasegap:
+		return Workload{Kind: kind, Phasegap: defaultPhasegap()}
 	}
 	return Workload{Kind: kind}
 }
@@ -108,6 +148,9 @@ func (d *decoder) scenario(n *yaml.Node) *Scenario {
 	}
 	if p, ok := m["protocol"]; ok {
 		s.Protocol = d.protocol(p, "protocol")
+	} else if s.Workload.Kind == WorkloadPhasegap {
+		// A phasegap workload runs alone: no protocol is its default.
+		s.Protocol = defaultProtocol(ProtocolNone)
 	}
 	field(m, "", "impairment", d.impairment, &s.Impairment)
 	return s
@@ -160,6 +203,8 @@ func protocolKeys(kind ProtocolKind) []string {
 		return append(keys, pingKeys...)
 	case ProtocolSync:
 		return append(keys, syncKeys...)
+	case ProtocolNone:
+		return keys
 	}
 	return slices.Concat(keys, pingKeys, syncKeys)
 }
@@ -220,21 +265,46 @@ var trainingKeys = []string{"steps", "collectives_per_step", "compute_per_step",
 	"compute_duration", "collective_duration", "spread", "launch_gap", "step_gap",
 	"start_delay", "port", "snapshot_period", "snapshot_capacity", "snapshot_burst"}
 
+// phasegapKeys are the keys of a phasegap workload besides kind, in the
+// order Marshal writes them: `chronosync phasegap`'s flags, then the
+// simulation's own (costs, trace_iters, port).
+var phasegapKeys = []string{"mode", "threads", "N", "halo", "kernel", "radius", "timesteps",
+	"flops_per_point", "bytes_per_point", "iters", "warmup", "poll_every", "omp_schedule",
+	"omp_chunk", "progress", "costs", "trace_iters", "port"}
+
 // workloadKeys are the keys a workload of the given kind may have. An
 // unknown kind allows every key, so that the only error reported is the
 // kind's.
 func workloadKeys(kind WorkloadKind) []string {
 	keys := []string{"kind"}
-	if kind == WorkloadNone {
+	switch kind {
+	case WorkloadNone:
 		return keys
+	case WorkloadTraining:
+		return append(keys, trainingKeys...)
+	case WorkloadPhasegap:
+		return append(keys, phasegapKeys...)
 	}
-	return append(keys, trainingKeys...) // training, or an unknown kind
+	keys = append(keys, trainingKeys...)
+	for _, k := range phasegapKeys {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
-// workloadOwner names the workload kind a key belongs to, or "".
+// workloadOwner names the workload kind a key belongs to, or "". A key of
+// both kinds (port) names both.
 func workloadOwner(k string) string {
-	if slices.Contains(trainingKeys, k) {
+	training, pg := slices.Contains(trainingKeys, k), slices.Contains(phasegapKeys, k)
+	switch {
+	case training && pg:
+		return string(WorkloadTraining) + " or " + string(WorkloadPhasegap)
+	case training:
 		return string(WorkloadTraining)
+	case pg:
+		return string(WorkloadPhasegap)
 	}
 	return ""
 }
@@ -266,11 +336,43 @@ func (d *decoder) workload(n *yaml.Node, path string) Workload {
 	field(m, path, "launch_gap", d.duration, &t.LaunchGap)
 	field(m, path, "step_gap", d.duration, &t.StepGap)
 	field(m, path, "start_delay", d.duration, &t.StartDelay)
-	field(m, path, "port", d.port, &t.Port)
+	port := &t.Port // a key of both kinds: decode it once
+	if kind == WorkloadPhasegap {
+		port = &w.Phasegap.Port
+	}
+	field(m, path, "port", d.port, port)
 	field(m, path, "snapshot_period", d.duration, &t.SnapshotPeriod)
 	field(m, path, "snapshot_capacity", d.integer, &t.SnapshotCapacity)
 	field(m, path, "snapshot_burst", d.integer, &t.SnapshotBurst)
+	d.phasegap(m, path, &w.Phasegap)
 	return w
+}
+
+// phasegap decodes the keys of a phasegap workload into *p, which holds
+// the defaults.
+func (d *decoder) phasegap(m map[string]*yaml.Node, path string, p *Phasegap) {
+	field(m, path, "mode", d.str, &p.Mode)
+	field(m, path, "threads", d.integer, &p.Threads)
+	field(m, path, "N", d.integer, &p.N)
+	field(m, path, "halo", d.integer, &p.Halo)
+	field(m, path, "kernel", d.str, &p.Kernel)
+	field(m, path, "radius", d.integer, &p.Radius)
+	field(m, path, "timesteps", d.integer, &p.Timesteps)
+	field(m, path, "flops_per_point", d.integer, &p.Flops)
+	field(m, path, "bytes_per_point", d.integer, &p.Bytes)
+	field(m, path, "iters", d.integer, &p.Iters)
+	field(m, path, "warmup", d.integer, &p.Warmup)
+	field(m, path, "poll_every", d.integer, &p.PollEvery)
+	field(m, path, "omp_schedule", d.str, &p.Schedule)
+	field(m, path, "omp_chunk", d.integer, &p.Chunk)
+	field(m, path, "progress", d.str, &p.Progress)
+	field(m, path, "costs", d.str, &p.Costs)
+	p.CostsPath = p.Costs
+	if p.Costs != "" && d.dir != "" && !filepath.IsAbs(p.Costs) {
+		p.CostsPath = filepath.Join(d.dir, p.Costs)
+	}
+	field(m, path, "trace_iters", d.integer, &p.TraceIters)
+	// port is decoded with the training keys: it is a key of both kinds.
 }
 
 // port decodes a port number, 1..65535.
@@ -368,7 +470,7 @@ func (d *decoder) tracer(n *yaml.Node, path string) (TracerSpec, bool) {
 
 // linkKeys are the keys of a link spec, in the order Marshal writes them.
 func linkKeys() []string {
-	return []string{"delay", "jitter", "delay_correlation", "distribution", "loss",
+	return []string{"preset", "delay", "jitter", "delay_correlation", "distribution", "loss",
 		"duplicate", "duplicate_correlation", "corrupt", "corrupt_correlation",
 		"reorder", "rate", "limit", "cross_traffic"}
 }
@@ -396,8 +498,20 @@ func (d *decoder) links(n *yaml.Node, path string) (Links, bool) {
 	return l, true
 }
 
+// linkSpec decodes a link spec: the fields of its preset, if it names
+// one, replaced by the fields written beside it.
 func (d *decoder) linkSpec(m map[string]*yaml.Node, path string) LinkSpec {
 	var l LinkSpec
+	if n, ok := m["preset"]; ok {
+		p := key(path, "preset")
+		if name, ok := d.str(n, p); ok {
+			if preset, ok := LinkPreset(name); ok {
+				l = preset
+			} else {
+				d.errorf(deref(n), p, "unknown link preset %q; expected one of %s", name, presetList())
+			}
+		}
+	}
 	optional(m, path, "delay", d.duration, &l.Delay)
 	optional(m, path, "jitter", d.duration, &l.Jitter)
 	optional(m, path, "delay_correlation", d.percent, &l.DelayCorrelation)

@@ -81,6 +81,7 @@ func (l ErrorList) err() error {
 // source is the file a scenario was parsed from.
 type source struct {
 	file string
+	dir  string     // the directory relative paths were joined to ("" if none)
 	root *yaml.Node // the top-level mapping
 }
 

@@ -11,6 +11,12 @@ import (
 // number.
 func doc(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
 
+// pgHead is withHead with the start of a phasegap workload (lines 4 and
+// 5), so that lines[i] is line 6+i.
+func pgHead(lines ...string) string {
+	return withHead(append([]string{"workload:", "  kind: phasegap"}, lines...)...)
+}
+
 // withHead prefixes lines with a valid beginning of 3 lines (4 nodes,
 // 10s), so that lines[i] is line 4+i.
 func withHead(lines ...string) string {
@@ -125,7 +131,39 @@ func TestParseErrors(t *testing.T) {
 		{"step outside the run", withHead("clocks:", "  default:", "    steps: [{at: 20s, by: 1ms}]"), 6,
 			[]string{`clocks.default.steps[0].at: time "20s" is outside the run`}},
 		{"unknown protocol", withHead("protocol: {kind: gossip}"), 4,
-			[]string{`protocol.kind: unknown protocol kind "gossip"; expected one of: ping, sync`}},
+			[]string{`protocol.kind: unknown protocol kind "gossip"; expected one of: ping, sync, none`}},
+
+		// Link presets.
+		{"unknown preset", withHead("links:", "  default:", "    preset: lat_2ms"), 6,
+			[]string{`links.default.preset: unknown link preset "lat_2ms"; expected one of none, lat_1ms, lat_10ms, jitter_5ms_2ms, loss_0.1, bw_100mbit`}},
+		{"unknown preset in an override", withHead("links:", "  overrides:", "    - {between: [0, 1], preset: lat_2ms}"), 6,
+			[]string{`links.overrides[0].preset: unknown link preset "lat_2ms"; expected one of none, lat_1ms,`}},
+		{"preset not a string", withHead("links:", "  default: {delay: 1ms, preset: [lat_1ms]}"), 5,
+			[]string{`links.default.preset: expected a string; got a list`}},
+		{"preset's fields are validated", withHead("links:", "  default:", "    preset: jitter_5ms_2ms", "    delay: -1ms"), 7,
+			[]string{`links.default.delay: negative delay "-1ms"; expected a duration >= 0`}},
+
+		// The phasegap workload and protocol none.
+		{"unknown phasegap mode", pgHead("  mode: phase_xx"), 6,
+			[]string{`workload.mode: unknown phasegap mode "phase_xx"; expected one of: phase_nb, phase_blk, nb_test, phase_persist, omp_tasks`}},
+		{"halo smaller than B", pgHead("  halo: 4", "  timesteps: 8"), 4,
+			[]string{`workload: halo 4 is smaller than B = radius × timesteps = 1 × 8 = 8, the boundary points that depend on the halo: a halo must be at least B wide`}},
+		{"training key under phasegap", pgHead("  steps: 10"), 6,
+			[]string{`workload.steps: steps applies only to kind training, not "phasegap"; expected one of: kind, mode, threads, N, halo, kernel,`}},
+		{"phasegap key under training", trainHead("  kernel: axpy"), 7,
+			[]string{`workload.kernel: kernel applies only to kind phasegap, not "training"; expected one of: kind, steps,`}},
+		{"phasegap with protocol sync", withHead("protocol: {kind: sync}", "workload: {kind: phasegap}"), 5,
+			[]string{`workload.kind: a phasegap workload runs alone: another protocol's traffic would share its links (protocol kind "sync"); expected protocol: {kind: none} or no protocol section`}},
+		{"protocol none without workload", withHead("protocol: {kind: none}"), 4,
+			[]string{`protocol.kind: protocol none runs nothing; expected a workload: {kind: phasegap}`}},
+		{"ping key with protocol none", withHead("workload: {kind: phasegap}", "protocol:", "  kind: none", "  interval: 1s"), 7,
+			[]string{`protocol.interval: interval applies only to kind ping, not "none"; expected one of: kind`}},
+		{"faults with phasegap", withHead("workload: {kind: phasegap}", "faults:", "  - {at: 1s, kind: crash, node: 1}"), 5,
+			[]string{`faults: a phasegap run has no fault model yet; expected no faults`}},
+		{"phasegap on a star", withHead("topology: {kind: star}", "workload: {kind: phasegap}"), 4,
+			[]string{`topology.kind: a phasegap workload runs on topology "star", but its ranks talk to (i±1) mod n; expected topology ring or full_mesh`}},
+		{"phasegap on too many nodes", doc("name: t", "duration: 10s", "nodes: 1025", "topology: {kind: ring}", "workload: {kind: phasegap}"), 3,
+			[]string{`nodes: 1025 nodes for a phasegap workload (one rank per node); expected at most 1024`}},
 
 		// The sync protocol.
 		{"sync key with kind ping", withHead("protocol:", "  kind: ping", "  interval: 1s", "  cadence: 1ms"), 7,

@@ -12,7 +12,7 @@ import (
 // small scenarios.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("../scenarios/*.yaml")
-	files = append(files, "testdata/full.yaml", "testdata/sync.yaml", "testdata/training.yaml")
+	files = append(files, "testdata/full.yaml", "testdata/sync.yaml", "testdata/training.yaml", "testdata/phasegap.yaml")
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -26,6 +26,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(withHead("protocol: {kind: sync, mode: consensus, rounds: 2, window: 5s, consensus_gain: 1}")))
 	f.Add([]byte(trainHead("  collectives_per_step: 3", "  spread: 0", "  start_delay: 9s", "  port: 7101")))
 	f.Add([]byte(withHead("workload: {kind: none, steps: 1}")))
+	f.Add([]byte(withHead("links:", "  default: {delay: 2ms, preset: jitter_5ms_2ms}", "  overrides:", "    - {from: 0, to: 1, preset: loss_0.1}")))
+	f.Add([]byte(withHead("topology: {kind: ring}", "workload: {kind: phasegap, halo: 4, timesteps: 4, N: 8}", "protocol: {kind: none}")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("fuzz.yaml", data)
 		if err != nil {

@@ -197,8 +197,14 @@ func linksNode(l Links) *yaml.Node {
 }
 
 // addLink adds the set fields of l to m and reports whether there were any.
+// With a preset, it writes the preset's name and only the fields that
+// differ from the preset's, which the decoder fills in.
 func addLink(m *yaml.Node, l LinkSpec) bool {
 	before := len(m.Content)
+	if l.Preset != "" {
+		add(m, "preset", str(l.Preset))
+		l = l.unpreset()
+	}
 	if l.Delay != nil {
 		add(m, "delay", dur(*l.Delay))
 	}
@@ -285,7 +291,11 @@ func lossNode(l Loss) *yaml.Node {
 func protocolNode(p Protocol) *yaml.Node {
 	n := mapping()
 	add(n, "kind", str(string(p.Kind)))
-	if p.Kind != ProtocolSync {
+	switch p.Kind {
+	case ProtocolNone:
+		return n
+	case ProtocolSync:
+	default:
 		add(n, "interval", dur(p.Interval))
 		add(n, "payload", integer(p.Payload))
 		return n
@@ -319,7 +329,12 @@ func protocolNode(p Protocol) *yaml.Node {
 func workloadNode(w Workload) *yaml.Node {
 	n := mapping()
 	add(n, "kind", str(string(w.Kind)))
-	if w.Kind != WorkloadTraining {
+	switch w.Kind {
+	case WorkloadTraining:
+	case WorkloadPhasegap:
+		addPhasegap(n, w.Phasegap)
+		return n
+	default:
 		return n
 	}
 	t := w.Training
@@ -338,6 +353,31 @@ func workloadNode(w Workload) *yaml.Node {
 	add(n, "snapshot_capacity", integer(t.SnapshotCapacity))
 	add(n, "snapshot_burst", integer(t.SnapshotBurst))
 	return n
+}
+
+// addPhasegap adds the keys of a phasegap workload to n, in the order of
+// phasegapKeys; costs only when it is set.
+func addPhasegap(n *yaml.Node, p Phasegap) {
+	add(n, "mode", str(p.Mode))
+	add(n, "threads", integer(p.Threads))
+	add(n, "N", integer(p.N))
+	add(n, "halo", integer(p.Halo))
+	add(n, "kernel", str(p.Kernel))
+	add(n, "radius", integer(p.Radius))
+	add(n, "timesteps", integer(p.Timesteps))
+	add(n, "flops_per_point", integer(p.Flops))
+	add(n, "bytes_per_point", integer(p.Bytes))
+	add(n, "iters", integer(p.Iters))
+	add(n, "warmup", integer(p.Warmup))
+	add(n, "poll_every", integer(p.PollEvery))
+	add(n, "omp_schedule", str(p.Schedule))
+	add(n, "omp_chunk", integer(p.Chunk))
+	add(n, "progress", str(p.Progress))
+	if p.Costs != "" {
+		add(n, "costs", str(p.Costs))
+	}
+	add(n, "trace_iters", integer(p.TraceIters))
+	add(n, "port", integer(int(p.Port)))
 }
 
 func faultNode(f Fault) *yaml.Node {

@@ -10,16 +10,21 @@ import (
 	"github.com/chronosync/chronosync/scenario"
 )
 
-// TestTrainingPortClashes checks that the ports a training workload may not
-// use are the sync protocol's own: probe.Port and rounds.Port.
-func TestTrainingPortClashes(t *testing.T) {
-	for _, port := range []uint16{probe.Port, rounds.Port} {
-		file := "name: t\nduration: 10s\nnodes: 2\nprotocol: {kind: sync}\nworkload:\n  kind: training\n  port: " +
-			strconv.Itoa(int(port)) + "\n"
-		_, err := scenario.Parse("x.yaml", []byte(file))
-		want := "x.yaml:7: workload.port: port " + strconv.Itoa(int(port)) + " is a port of the sync protocol"
-		if err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("port %d: Parse: %v\nwant prefix %q", port, err, want)
+// TestWorkloadPortClashes checks that the ports a training or phasegap
+// workload may not use are the sync protocol's own: probe.Port and
+// rounds.Port.
+func TestWorkloadPortClashes(t *testing.T) {
+	for _, head := range []string{
+		"protocol: {kind: sync}\nworkload:\n  kind: training\n",
+		"protocol: {kind: none}\nworkload:\n  kind: phasegap\n",
+	} {
+		for _, port := range []uint16{probe.Port, rounds.Port} {
+			file := "name: t\nduration: 10s\nnodes: 2\n" + head + "  port: " + strconv.Itoa(int(port)) + "\n"
+			_, err := scenario.Parse("x.yaml", []byte(file))
+			want := "x.yaml:7: workload.port: port " + strconv.Itoa(int(port)) + " is a port of the sync protocol"
+			if err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%sport %d: Parse: %v\nwant prefix %q", head, port, err, want)
+			}
 		}
 	}
 }

@@ -32,7 +32,8 @@ type Resolved struct {
 	// fault injector applies them when they fire.
 	Faults []Fault
 	// Workload is the scenario's workload as decoded, defaults included
-	// (Workload.Training for a training workload).
+	// (Workload.Training for a training workload, Workload.Phasegap for a
+	// phasegap workload).
 	Workload Workload
 	Protocol Protocol
 }

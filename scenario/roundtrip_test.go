@@ -11,14 +11,20 @@ import (
 )
 
 // roundTrip checks that Marshal → Parse gives an equal Scenario and that
-// marshalling again gives the same bytes.
+// marshalling again gives the same bytes. A scenario loaded from a file is
+// parsed back in that file's directory, as a file written beside it would
+// be (relative paths such as a phasegap workload's costs are joined to it).
 func roundTrip(t *testing.T, s *Scenario) {
 	t.Helper()
 	out, err := s.Marshal()
 	if err != nil {
 		t.Fatalf("Marshal: %v", err)
 	}
-	back, err := Parse("marshalled.yaml", out)
+	dir := ""
+	if s.src != nil {
+		dir = s.src.dir
+	}
+	back, err := parse("marshalled.yaml", out, dir)
 	if err != nil {
 		t.Fatalf("Parse(Marshal()): %v\n%s", err, out)
 	}
@@ -41,7 +47,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no library files: %v", err)
 	}
-	files = append(files, "testdata/full.yaml", "testdata/sync.yaml", "testdata/training.yaml")
+	files = append(files, "testdata/full.yaml", "testdata/sync.yaml", "testdata/training.yaml", "testdata/phasegap.yaml")
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			s, err := Load(f)

@@ -138,6 +138,10 @@ type Percent float64
 // they mean netem's default, in an override they keep the value in force.
 // Nested blocks (Loss, Reorder, Rate, CrossTraffic) override as a whole.
 type LinkSpec struct {
+	// Preset names the impairment preset the fields started from (see
+	// LinkPresets): the decoder fills in its fields, and the fields a file
+	// writes beside it replace the preset's. "" when none was named.
+	Preset               string
 	Delay                *time.Duration // >= 0
 	Jitter               *time.Duration // >= 0
 	DelayCorrelation     *Percent
@@ -256,13 +260,55 @@ const (
 	// configured by [Workload.Training] and needs [ProtocolSync], whose
 	// offsets place the nodes' traces on one timeline.
 	WorkloadTraining WorkloadKind = "training"
+
+	// WorkloadPhasegap is PhaseGap's halo exchange in the model of package
+	// workload/halo: one rank per node in a ring (nodes = P ranks), halos
+	// as stream messages, computation as modelled time. It is configured
+	// by [Workload.Phasegap] and runs alone, with [ProtocolNone]: another
+	// protocol's traffic would share its links.
+	WorkloadPhasegap WorkloadKind = "phasegap"
 )
 
 // Workload is the traced application the nodes run. Only the fields of
-// Kind are set: Training for WorkloadTraining; for WorkloadNone it is zero.
+// Kind are set: Training for WorkloadTraining, Phasegap for
+// WorkloadPhasegap; for WorkloadNone it is zero.
 type Workload struct {
 	Kind     WorkloadKind // default WorkloadNone
 	Training Training     // training: its settings
+	Phasegap Phasegap     // phasegap: its settings
+}
+
+// Phasegap configures WorkloadPhasegap: the benchmark's parameters, named
+// as `chronosync phasegap`'s flags (package phasegap's Params; P is the
+// scenario's node count), and the cost model of its computation. The
+// decoder fills in phasegap's defaults for the keys a file does not write.
+type Phasegap struct {
+	Mode      string // phase_nb | phase_blk | nb_test | phase_persist | omp_tasks; default phase_nb
+	Threads   int    // T, 1..phasegap.MaxThreads; default 1
+	N         int    // owned elements per rank; default phasegap's
+	Halo      int    // H, elements; default phasegap's
+	Kernel    string // stencil3 | stencil5 | axpy; default stencil3
+	Radius    int    // R, 0 = the kernel's
+	Timesteps int    // S; default phasegap's
+	Flops     int    // flops_per_point; default 0
+	Bytes     int    // bytes_per_point; default 0
+	Iters     int    // measured iterations; default phasegap's
+	Warmup    int    // default phasegap's
+	PollEvery int    // points between tests (nb_test, omp_tasks); default phasegap's
+	Schedule  string // static | dynamic | guided; default static
+	Chunk     int    // omp_chunk; default 0
+	Progress  string // inline_poll | progress_thread; default inline_poll
+	// Costs is the cost model's file (written by `chronosync phasegap
+	// calibrate`), as written; CostsPath is where it is, relative to the
+	// scenario file's directory when the scenario came from a file. ""
+	// means the model's defaults (halo.DefaultCosts).
+	Costs     string
+	CostsPath string
+	// TraceIters is how many of the last iterations trace.json shows;
+	// default 50.
+	TraceIters int
+	// Port is the ranks' stream port, not the sync protocol's; default 7300.
+	Port uint16
 }
 
 // Training configures WorkloadTraining. The decoder fills in the defaults
@@ -298,13 +344,17 @@ const (
 	// ProtocolSync is the clock synchronization protocol: probes, per-edge
 	// estimators, rounds, GraphCalc. It is configured by [Protocol.Sync].
 	ProtocolSync ProtocolKind = "sync"
+
+	// ProtocolNone runs no synchronization protocol: the nodes run only
+	// their workload (a phasegap workload, which needs the links alone).
+	ProtocolNone ProtocolKind = "none"
 )
 
 // Protocol selects and configures the protocol the nodes run. Only the
 // fields of Kind are set: Interval and Payload for ProtocolPing, Sync for
 // ProtocolSync; the others are zero.
 type Protocol struct {
-	Kind     ProtocolKind  // default ProtocolPing
+	Kind     ProtocolKind  // default ProtocolPing; ProtocolNone with a phasegap workload
 	Interval time.Duration // ping: > 0; default 100ms
 	Payload  int           // ping: datagram payload in bytes, >= 0; default 64
 	Sync     Sync          // sync: its settings

@@ -232,6 +232,16 @@ func (v *validator) pair(path, what string, from, to *int, between []int) {
 }
 
 func (v *validator) linkSpec(path string, l LinkSpec) {
+	if l.Preset != "" {
+		if _, ok := LinkPreset(l.Preset); !ok {
+			v.addf(key(path, "preset"), "unknown link preset %q; expected one of %s", l.Preset, presetList())
+		}
+		// Only a spec built in code can leave out a preset's field, and no
+		// file can say so: the decoder always fills it in.
+		for _, k := range l.presetUnset() {
+			v.addf(key(path, k), "%s is not set, but preset %q sets it; expected the preset's value (LinkPreset) or another in its place", k, l.Preset)
+		}
+	}
 	if l.Delay != nil {
 		v.nonNegative(key(path, "delay"), "delay", *l.Delay)
 	}

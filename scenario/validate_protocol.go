@@ -35,8 +35,18 @@ func (v *validator) protocol() {
 			v.addf("protocol", "interval and payload apply only to kind ping, not %q; expected them to be zero", p.Kind)
 		}
 		v.sync("protocol", p.Sync)
+	case ProtocolNone:
+		if p.Interval != 0 || p.Payload != 0 {
+			v.addf("protocol", "interval and payload apply only to kind ping, not %q; expected them to be zero", p.Kind)
+		}
+		if p.Sync != (Sync{}) {
+			v.addf("protocol", "sync settings apply only to kind sync, not %q; expected Protocol.Sync to be zero", p.Kind)
+		}
+		if v.s.Workload.Kind != WorkloadPhasegap {
+			v.addf("protocol.kind", "protocol none runs nothing; expected a workload: {kind: phasegap}")
+		}
 	default:
-		v.addf("protocol.kind", "unknown protocol kind %q; expected one of: ping, sync", p.Kind)
+		v.addf("protocol.kind", "unknown protocol kind %q; expected one of: ping, sync, none", p.Kind)
 	}
 }
 

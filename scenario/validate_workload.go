@@ -1,5 +1,12 @@
 package scenario
 
+import (
+	"slices"
+	"strings"
+
+	"github.com/chronosync/chronosync/phasegap"
+)
+
 // The ranges of the training workload's counts. The upper bounds keep step
 // and collective numbers inside the 32-bit fields of the workload's wire
 // messages and a node's event count reasonable.
@@ -12,28 +19,161 @@ const (
 	maxSnapshotBurst       = 64
 )
 
-// The sync protocol's ports (probe.Port and rounds.Port), which a training
-// workload's port must differ from: the workload runs beside the protocol
-// on every node.
+// The sync protocol's ports (probe.Port and rounds.Port), which a
+// workload's port must differ from: a training workload runs beside the
+// protocol on every node (and a phasegap workload keeps clear of them too).
 const (
 	syncProbePort uint16 = 7100
 	syncRoundPort uint16 = 7101
+)
+
+// The phasegap workload's limits beyond phasegap's own, and its values of
+// the enumerated keys that phasegap lists nowhere.
+const maxPhasegapRanks = 1024 // nodes: one rank per node
+
+var (
+	phasegapSchedules  = []string{"static", "dynamic", "guided"}
+	phasegapProgresses = []string{"inline_poll", "progress_thread"}
 )
 
 func (v *validator) workload() {
 	w := v.s.Workload
 	switch w.Kind {
 	case WorkloadNone:
-		if w.Training != (Training{}) {
-			v.addf("workload", "training settings apply only to kind training, not %q; expected Workload.Training to be zero", w.Kind)
-		}
+		v.onlyKind(w, WorkloadTraining)
+		v.onlyKind(w, WorkloadPhasegap)
 	case WorkloadTraining:
+		v.onlyKind(w, WorkloadPhasegap)
 		if p := v.s.Protocol.Kind; p != ProtocolSync {
 			v.addf("workload.kind", "a training workload needs protocol kind sync, not %q (its offsets place the nodes' traces on one timeline); expected protocol: {kind: sync}", p)
 		}
 		v.training("workload", w.Training)
+	case WorkloadPhasegap:
+		v.onlyKind(w, WorkloadTraining)
+		v.phasegapRun()
+		v.phasegap("workload", w.Phasegap)
 	default:
-		v.addf("workload.kind", "unknown workload kind %q; expected one of: none, training", w.Kind)
+		v.addf("workload.kind", "unknown workload kind %q; expected one of: none, training, phasegap", w.Kind)
+	}
+}
+
+// onlyKind checks that the settings of the workload kind other, which is
+// not w's kind, are zero.
+func (v *validator) onlyKind(w Workload, other WorkloadKind) {
+	set := false
+	field := "Workload.Training"
+	switch other {
+	case WorkloadTraining:
+		set = w.Training != (Training{})
+	case WorkloadPhasegap:
+		set, field = w.Phasegap != (Phasegap{}), "Workload.Phasegap"
+	}
+	if set {
+		v.addf("workload", "%s settings apply only to kind %s, not %q; expected %s to be zero", other, other, w.Kind, field)
+	}
+}
+
+// phasegapRun checks what a phasegap workload asks of the rest of the
+// scenario: no protocol, a topology that links its ranks' neighbours, at
+// most maxPhasegapRanks nodes, no faults.
+func (v *validator) phasegapRun() {
+	s := v.s
+	if p := s.Protocol.Kind; p != ProtocolNone {
+		v.addf("workload.kind", "a phasegap workload runs alone: another protocol's traffic would share its links (protocol kind %q); expected protocol: {kind: none} or no protocol section", p)
+	}
+	if n := s.Nodes; n > maxPhasegapRanks {
+		v.addf("nodes", "%d nodes for a phasegap workload (one rank per node); expected at most %d", n, maxPhasegapRanks)
+	}
+	switch k := s.Topology.Kind; k {
+	case Ring, FullMesh:
+	default:
+		v.addf("topology.kind", "a phasegap workload runs on topology %q, but its ranks talk to (i±1) mod n; expected topology ring or full_mesh", k)
+	}
+	if len(s.Faults) > 0 {
+		v.addf("faults", "a phasegap run has no fault model yet; expected no faults")
+	}
+}
+
+// phasegap checks a phasegap workload's settings: each key on its own,
+// then, when they all pass, the cross-key rules of phasegap.Params.
+func (v *validator) phasegap(path string, p Phasegap) {
+	before := len(v.list)
+	oneOf(v, key(path, "mode"), "phasegap mode", p.Mode, phasegap.Modes())
+	v.intIn(key(path, "threads"), "threads", p.Threads, 1, phasegap.MaxThreads, "a thread count")
+	v.intIn(key(path, "N"), "N", p.N, 1, phasegap.MaxN, "an element count")
+	v.intIn(key(path, "halo"), "halo", p.Halo, 0, phasegap.MaxN, "an element count")
+	oneOf(v, key(path, "kernel"), "kernel", p.Kernel, phasegap.Kernels())
+	v.intIn(key(path, "radius"), "radius", p.Radius, 0, phasegap.MaxRadius, "a radius (0: the kernel's)")
+	v.intIn(key(path, "timesteps"), "timesteps", p.Timesteps, 1, phasegap.MaxSteps, "a step count")
+	v.intIn(key(path, "flops_per_point"), "flops_per_point", p.Flops, 0, phasegap.MaxIntense, "a count")
+	v.intIn(key(path, "bytes_per_point"), "bytes_per_point", p.Bytes, 0, phasegap.MaxIntense, "a count")
+	v.intIn(key(path, "iters"), "iters", p.Iters, 1, phasegap.MaxIters, "an iteration count")
+	v.intIn(key(path, "warmup"), "warmup", p.Warmup, 0, phasegap.MaxIters, "an iteration count")
+	v.intIn(key(path, "poll_every"), "poll_every", p.PollEvery, 1, phasegap.MaxN, "a point count")
+	oneOf(v, key(path, "omp_schedule"), "omp_schedule", p.Schedule, phasegapSchedules)
+	v.intIn(key(path, "omp_chunk"), "omp_chunk", p.Chunk, 0, phasegap.MaxN, "a point count (0: the default)")
+	oneOf(v, key(path, "progress"), "progress", p.Progress, phasegapProgresses)
+	if (p.Costs == "") != (p.CostsPath == "") {
+		v.addf(key(path, "costs"), "costs %q with CostsPath %q; expected both set (CostsPath is where the file Costs names is) or both empty", p.Costs, p.CostsPath)
+	}
+	v.intIn(key(path, "trace_iters"), "trace_iters", p.TraceIters, 1, phasegap.MaxIters, "an iteration count")
+	v.port(key(path, "port"), p.Port, defaultPhasegapPort)
+	if len(v.list) > before || v.s.Nodes < 1 {
+		return
+	}
+	params := p.Params(v.s.Nodes)
+	if _, err := params.Validate(v.s.Nodes); err != nil {
+		v.addf(path, "%s", flagsToKeys(err.Error()))
+	}
+}
+
+// flagsToKeys rewrites the flags that phasegap's messages name (--halo) as
+// the keys of a phasegap workload (halo).
+func flagsToKeys(msg string) string {
+	keys := slices.Clone(phasegapKeys)
+	// Longest first, so that no flag is replaced by a prefix of it.
+	slices.SortStableFunc(keys, func(a, b string) int { return len(b) - len(a) })
+	pairs := make([]string, 0, 2*len(keys))
+	for _, k := range keys {
+		pairs = append(pairs, "--"+k, k)
+	}
+	return strings.NewReplacer(pairs...).Replace(msg)
+}
+
+// Params returns the parameters of phasegap's benchmark that p describes,
+// for a run of ranks ranks (the scenario's nodes): p's settings, and
+// phasegap.DefaultParams for those a scenario does not set (the checksum,
+// the start barrier, the pure-communication exchanges, CPU binding).
+func (p Phasegap) Params(ranks int) phasegap.Params {
+	q := phasegap.DefaultParams()
+	q.Mode = p.Mode
+	q.Ranks = ranks
+	q.Threads = p.Threads
+	q.N = p.N
+	q.Halo = p.Halo
+	q.Kernel = p.Kernel
+	q.Radius = p.Radius
+	q.Timesteps = p.Timesteps
+	q.PollEvery = p.PollEvery
+	q.Flops = p.Flops
+	q.Bytes = p.Bytes
+	q.Iters = p.Iters
+	q.Warmup = p.Warmup
+	q.Schedule = p.Schedule
+	q.Chunk = p.Chunk
+	q.Progress = p.Progress
+	return q
+}
+
+// port checks a workload's port: not 0, not the sync protocol's; like is
+// the workload's default, which the message suggests.
+func (v *validator) port(path string, port, like uint16) {
+	switch port {
+	case 0:
+		v.addf(path, "port 0 is out of range; expected a port number from 1 to 65535")
+	case syncProbePort, syncRoundPort:
+		v.addf(path, "port %d is a port of the sync protocol (%d probes, %d rounds); expected another port, like %d",
+			port, syncProbePort, syncRoundPort, like)
 	}
 }
 
@@ -63,13 +203,7 @@ func (v *validator) training(path string, t Training) {
 		v.addf(key(path, "start_delay"), "start_delay %q leaves no time to train; expected start_delay < duration (%s)",
 			formatDuration(d), formatDuration(v.s.Duration))
 	}
-	switch t.Port {
-	case 0:
-		v.addf(key(path, "port"), "port 0 is out of range; expected a port number from 1 to 65535")
-	case syncProbePort, syncRoundPort:
-		v.addf(key(path, "port"), "port %d is a port of the sync protocol (%d probes, %d rounds); expected another port, like 7200",
-			t.Port, syncProbePort, syncRoundPort)
-	}
+	v.port(key(path, "port"), t.Port, defaultTraining().Port)
 	switch p := t.SnapshotPeriod; {
 	case p <= 0:
 		v.positive(key(path, "snapshot_period"), "snapshot_period", p)

@@ -186,7 +186,7 @@ func TestWorkloadErrors(t *testing.T) {
 		{"duplicate key", trainHead("  steps: 10", "  steps: 20"), 8,
 			`workload.steps: duplicate key "steps" (first at line 7); expected each key once`},
 		{"unknown workload kind", withHead("protocol: {kind: sync}", "workload:", "  kind: halo", "  steps: 10"), 6,
-			`workload.kind: unknown workload kind "halo"; expected one of: none, training`},
+			`workload.kind: unknown workload kind "halo"; expected one of: none, training, phasegap`},
 		{"not a mapping", withHead("workload: training"), 4,
 			`workload: expected a mapping with keys kind; got string "training"`},
 		{"training without a protocol", withHead("workload:", "  kind: training"), 5,
@@ -289,7 +289,7 @@ func TestWorkloadBuiltInCode(t *testing.T) {
 			`workload.steps: steps 0 is out of range; expected a step count from 1 to 1048576`},
 		{"none with training settings", Workload{Kind: WorkloadNone, Training: custom},
 			`workload: training settings apply only to kind training, not "none"; expected Workload.Training to be zero`},
-		{"no kind", Workload{}, `workload.kind: unknown workload kind ""; expected one of: none, training`},
+		{"no kind", Workload{}, `workload.kind: unknown workload kind ""; expected one of: none, training, phasegap`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,6 +60,7 @@ func TestLibraryContents(t *testing.T) {
 		{"ring32-faults", 32, 64, 60 * time.Second, 0, 5, scenario.SyncRounds, 0},
 		{"asym-queueing", 8, 56, 45 * time.Second, 0, 0, scenario.SyncRounds, 10},
 		{"bench1000", 1000, 4000, 60 * time.Second, time.Second, 0, "", 0},
+		{"phasegap4", 4, 8, 10 * time.Second, 0, 0, "", 0},
 	}
 	for _, tt := range tests {
 		s, err := Load(tt.name)
@@ -122,6 +123,36 @@ func TestSyncScenariosAsIssued(t *testing.T) {
 					t.Errorf("%s: %d->%d link %+v; want 20us, 30us pareto, 0.5%% loss", name, e.From, e.To, l)
 				}
 			}
+		}
+	}
+}
+
+// TestPhasegap4 pins phasegap4: PhaseGap's halo exchange alone (protocol
+// none) on a ring of four, ideal links but for a 20us delay.
+func TestPhasegap4(t *testing.T) {
+	s, err := Load("phasegap4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Resolve(s.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Workload.Phasegap
+	if r.Workload.Kind != scenario.WorkloadPhasegap || r.Protocol.Kind != scenario.ProtocolNone ||
+		r.Topology.Kind != scenario.Ring || p.Mode != "phase_nb" || p.Threads != 2 || p.N != 200000 ||
+		p.Halo != 256 || p.Iters != 200 || p.Warmup != 20 || p.Costs != "" {
+		t.Errorf("phasegap4: workload %+v, protocol %+v, topology %+v", r.Workload, r.Protocol, r.Topology)
+	}
+	if params := p.Params(s.Nodes); params.Ranks != 4 {
+		t.Errorf("Params(4).Ranks = %d", params.Ranks)
+	}
+	if s.Links.Default.Preset != "none" {
+		t.Errorf("links.default preset %q; want none", s.Links.Default.Preset)
+	}
+	for _, e := range r.Edges {
+		if e.Link != (netem.Params{Delay: 20 * time.Microsecond}) {
+			t.Errorf("%d->%d link %+v; want a 20us delay only", e.From, e.To, e.Link)
 		}
 	}
 }

@@ -144,5 +144,8 @@ apt-get install libopenmpi-dev openmpi-bin). See docs/phasegap.md.`,
 	f.StringVar(&o.csv, "csv", "", "results CSV (default <out-dir>/results.csv)")
 	f.StringVar(&o.csvMode, "csv-mode", "write", "write, or append to --csv as an index")
 	f.IntVar(&o.manifestI, "manifest", 1, "1: write manifest.json")
+	cmd.AddCommand(newPhasegapPlotCmd())
+	cmd.AddCommand(newPhasegapSweepCmd())
+	cmd.AddCommand(newPhasegapCalibrateCmd())
 	return cmd
 }

@@ -15,6 +15,9 @@ import (
 	"github.com/chronosync/chronosync/phasegap/mpicomm"
 )
 
+// mpiBuilt says whether this chronosync runs the MPI benchmark.
+const mpiBuilt = true
+
 // transportBTL maps --transport to OpenMPI's byte-transfer layers (the
 // MCA parameter btl); auto leaves OpenMPI's choice.
 func transportBTL(t string) (string, bool) {

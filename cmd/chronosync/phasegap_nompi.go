@@ -10,6 +10,9 @@ import (
 	"github.com/chronosync/chronosync/mpi"
 )
 
+// mpiBuilt says whether this chronosync runs the MPI benchmark.
+const mpiBuilt = false
+
 // runPhasegap refuses: this chronosync was built without MPI (after
 // checking the flags, which need no MPI).
 func runPhasegap(_ *cobra.Command, o *phasegapOpts) error {

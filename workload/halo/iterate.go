@@ -3,6 +3,8 @@ package halo
 import (
 	"time"
 
+	"github.com/chronosync/chronosync/world"
+
 	"github.com/chronosync/chronosync/phasegap"
 	"github.com/chronosync/chronosync/phasegap/report"
 )
@@ -24,7 +26,7 @@ func (r *Rank) begin() {
 	}
 	r.sample.CommStart = r.sample.Start
 	r.inMPI = true
-	r.env.AfterFunc(r.calls(4), func() {
+	r.after(r.calls(4), func() {
 		r.startExchange()
 		r.progress()
 		r.inMPI = false
@@ -52,13 +54,10 @@ func (r *Rank) startExchange() {
 // tests (nb_test, omp_tasks without a progress thread), in chunks of
 // PollEvery points of the master's share with a test after each.
 func (r *Rank) interior() {
-	var total time.Duration
-	for step := 1; step <= r.p.Timesteps; step++ {
-		total += r.costs.compute(r.p.N-2*step*r.d.Radius, r.p.Threads, r.p.Flops, r.p.Bytes)
-	}
+	total := r.costs.interior(r.p.N, r.p.Threads, r.d.Radius, r.p.Timesteps, r.p.Flops, r.p.Bytes)
 	polling := (r.p.Mode == phasegap.ModeNBTest || r.p.Mode == phasegap.ModeTasks) && r.p.Progress != "progress_thread"
 	if !polling || total == 0 {
-		r.env.AfterFunc(total, r.afterInterior)
+		r.after(total, r.afterInterior)
 		return
 	}
 	// The master's share, in chunks of PollEvery points.
@@ -71,7 +70,7 @@ func (r *Rank) interior() {
 			r.afterInterior()
 			return
 		}
-		r.env.AfterFunc(per, func() {
+		r.after(per, func() {
 			r.test()
 			chunk(i + 1)
 		})
@@ -105,7 +104,7 @@ func (r *Rank) afterInterior() {
 	}
 	r.sample.WaitCalls = 1
 	r.waiting, r.inMPI = true, true
-	r.env.AfterFunc(r.calls(1), r.progress)
+	r.after(r.calls(1), r.progress)
 }
 
 // completed computes the boundary once both halos are here.
@@ -117,7 +116,7 @@ func (r *Rank) completed() {
 		points := min(r.p.N, 2*step*r.d.Radius) + 2*(r.p.Timesteps-step)*r.d.Radius
 		total += r.costs.compute(points, 1, r.p.Flops, r.p.Bytes)
 	}
-	r.env.AfterFunc(total, r.endIter)
+	r.after(total, r.endIter)
 }
 
 // endIter records the iteration and begins the next.
@@ -139,7 +138,25 @@ func (r *Rank) endIter() {
 	r.iter++
 	if r.iter == r.p.Warmup+r.p.Iters {
 		r.finished = true
+		r.ended()
 		return
 	}
 	r.begin()
+}
+
+// after runs f once the rank's modelled work of d is done: a timer in the
+// simulator; on a world whose timers fire late (the real backend's, tens
+// of µs to a millisecond), a timer due Spin early, then a spin on the
+// host clock to the deadline, as a computing rank keeps its CPU busy.
+func (r *Rank) after(d time.Duration, f func()) {
+	if r.spin <= 0 || d <= 0 {
+		r.env.AfterFunc(d, f)
+		return
+	}
+	deadline := r.now() + world.Time(d)
+	r.env.AfterFunc(d-r.spin, func() {
+		for r.now() < deadline {
+		}
+		f()
+	})
 }

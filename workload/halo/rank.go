@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/chronosync/chronosync/phasegap"
 	"github.com/chronosync/chronosync/phasegap/report"
@@ -61,7 +62,17 @@ type Rank struct {
 	polls    int
 	finished bool
 	err      error
+	notify   func() // called once, when the rank finished or failed
+	notified bool
+	port     uint16 // the ranks' stream port
+	dials    int    // dials of the right neighbour that never opened
+	buf      []byte // the message being sent
+	spin     time.Duration
 }
+
+// maxDials is how many times a rank dials its right neighbour before it
+// gives up; a dial that never opened is retried after a backoff.
+const maxDials = 8
 
 // New returns a rank running p (validated for ranks ranks) with costs.
 func New(p phasegap.Params, ranks int, costs Costs) (*Rank, error) {
@@ -72,14 +83,46 @@ func New(p phasegap.Params, ranks int, costs Costs) (*Rank, error) {
 	if err := costs.Validate(); err != nil {
 		return nil, err
 	}
-	return &Rank{p: p, d: d, costs: costs, arrived: map[int]uint8{}, received: map[int]uint8{}, ctsFor: map[int]uint8{}}, nil
+	return &Rank{p: p, d: d, costs: costs, port: Port, arrived: map[int]uint8{}, received: map[int]uint8{}, ctsFor: map[int]uint8{}}, nil
 }
+
+// Spin makes the rank's modelled work exact on a world whose timers fire
+// late (the real backend's): each wait's timer is due lead early and the
+// rest is spun on the host clock, keeping the rank's loop, as a computing
+// rank keeps its CPU, busy (messages that arrive meanwhile wait, as they
+// would for an MPI call). Set it before Start; 0, the default, spins
+// never (the simulator's timers are exact).
+func (r *Rank) Spin(lead time.Duration) { r.spin = lead }
+
+// UsePort makes the rank listen and dial on port instead of Port. Call it
+// before Start.
+func (r *Rank) UsePort(port uint16) { r.port = port }
 
 // Done reports whether the rank ran all its iterations.
 func (r *Rank) Done() bool { return r.finished }
 
 // Err is what stopped the rank early, if anything.
 func (r *Rank) Err() error { return r.err }
+
+// Notify makes the rank call f once, from its own callback, when it has
+// run all its iterations or has failed (Err). Set it before Start.
+func (r *Rank) Notify(f func()) { r.notify = f }
+
+// ended calls the notification once the rank finished or failed.
+func (r *Rank) ended() {
+	if (r.finished || r.err != nil) && !r.notified && r.notify != nil {
+		r.notified = true
+		r.notify()
+	}
+}
+
+// fail records the first error that stops the rank.
+func (r *Rank) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+	r.ended()
+}
 
 // Result is the rank's measured iterations (after the warmup).
 func (r *Rank) Result() report.Rank {
@@ -96,15 +139,21 @@ func (r *Rank) Start(env world.Env) error {
 		env.AfterFunc(0, r.begin)
 		return nil
 	}
-	if _, err := env.Listen(Port, (*leftHandler)(r)); err != nil {
+	if _, err := env.Listen(r.port, (*leftHandler)(r)); err != nil {
 		return err
 	}
-	right := world.NodeID((int(env.Node()) + 1) % n)
-	s, err := env.Dial(world.Addr{Node: right, Port: Port}, (*rightHandler)(r))
+	return r.dialRight()
+}
+
+// dialRight dials the right neighbour.
+func (r *Rank) dialRight() error {
+	right := world.NodeID((int(r.env.Node()) + 1) % r.env.Nodes())
+	s, err := r.env.Dial(world.Addr{Node: right, Port: r.port}, (*rightHandler)(r))
 	if err != nil {
 		return err
 	}
 	r.right = s
+	r.dials++
 	return nil
 }
 
@@ -131,11 +180,26 @@ func (h *rightHandler) OnOpen(world.Stream) {
 func (h *rightHandler) OnMessage(_ world.Stream, msg []byte) {
 	(*Rank)(h).receive(msg)
 }
-func (h *rightHandler) OnClose(_ world.Stream, err error) { (*Rank)(h).closed(err) }
+func (h *rightHandler) OnClose(_ world.Stream, err error) {
+	r := (*Rank)(h)
+	if r.rightOpen || r.dials >= maxDials {
+		r.closed(err)
+		return
+	}
+	// A dial that never opened (the neighbour not listening yet, a lost
+	// handshake): again, after a backoff.
+	backoff := time.Duration(10<<r.dials) * time.Millisecond
+	r.env.Logger().Debug("halo: dial failed; retrying", "err", err, "after", backoff)
+	r.env.AfterFunc(backoff, func() {
+		if err := r.dialRight(); err != nil {
+			r.fail(fmt.Errorf("rank %d: dial: %w", r.env.Node(), err))
+		}
+	})
+}
 
 func (r *Rank) closed(err error) {
-	if !r.finished && r.err == nil {
-		r.err = fmt.Errorf("rank %d: a neighbour's stream closed mid-run: %v", r.env.Node(), err)
+	if !r.finished {
+		r.fail(fmt.Errorf("rank %d: a neighbour's stream closed mid-run: %v", r.env.Node(), err))
 	}
 }
 
@@ -151,12 +215,17 @@ func (r *Rank) now() world.Time { return r.env.Host().Now() }
 // send writes a message of kind for iteration it travelling dir, with a
 // payload of size bytes for data.
 func (r *Rank) send(kind byte, dir, it, size int) {
-	msg := make([]byte, headerSize+size)
+	// Both worlds copy what Send is given: the buffer is the rank's own,
+	// reused (a halo's payload is zeros: only its size matters here).
+	if cap(r.buf) < headerSize+size {
+		r.buf = make([]byte, headerSize+size)
+	}
+	msg := r.buf[:headerSize+size]
 	msg[0], msg[1] = kind, byte(dir)
 	binary.BigEndian.PutUint32(msg[2:], uint32(it))
 	if r.self {
 		// A ring of one: the message is at once the rank's own.
-		r.deliver(msg)
+		r.deliver(append([]byte(nil), msg[:headerSize]...))
 		return
 	}
 	// A halo going left leaves on the left stream; a CTS answers the
@@ -166,18 +235,18 @@ func (r *Rank) send(kind byte, dir, it, size int) {
 	if dir == goingLeft && kind != kindCTS || dir == goingRight && kind == kindCTS {
 		s = r.left
 	}
-	if err := s.Send(msg); err != nil && r.err == nil {
-		r.err = fmt.Errorf("rank %d: send: %w", r.env.Node(), err)
+	if err := s.Send(msg); err != nil {
+		r.fail(fmt.Errorf("rank %d: send: %w", r.env.Node(), err))
 	}
 }
 
 // receive takes a message from a neighbour.
 func (r *Rank) receive(msg []byte) {
 	if len(msg) < headerSize {
-		r.err = errors.New("halo: a message shorter than its header")
+		r.fail(errors.New("halo: a message shorter than its header"))
 		return
 	}
-	r.deliver(append([]byte(nil), msg...))
+	r.deliver(append([]byte(nil), msg[:headerSize]...)) // the header is all that is read
 }
 
 // deliver handles a message: a halo is received (noticed at the next MPI

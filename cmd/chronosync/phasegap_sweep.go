@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chronosync/chronosync/harness"
+	"github.com/chronosync/chronosync/phasegap/sweep"
+	"github.com/chronosync/chronosync/scenario"
+)
+
+// maxRealRanks is the most ranks a real phasegap run gets: one namespace
+// and loop each on this machine's CPUs.
+const maxRealRanks = 8
+
+func newPhasegapSweepCmd() *cobra.Command {
+	var out, transports string
+	cmd := &cobra.Command{
+		Use:   "sweep MATRIX.yaml [--out DIR]",
+		Short: "Run PhaseGap's sweeps over the simulator, the real backend and MPI; resumable",
+		Long: `sweep runs every point of the sweep file's sweeps on its transports: sim (the
+model of workload/halo in virtual time), real (the same model over the real
+backend's TCP streams between network namespaces, impaired by the shaper;
+needs root) and mpi (the MPI benchmark under mpirun; needs a chronosync
+built with -tags mpi). Each run gets a directory under DIR/runs, and
+DIR/index.csv a line, rewritten after every run.
+
+A point that cannot run here is skipped with its reason (MPI with a link
+preset, or with more ranks × threads than CPUs). SIGINT stops the sweep after
+the run in progress is abandoned; running the same command again resumes it:
+finished runs are kept, failed ones are retried. See docs/phasegap.md.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := sweep.Load(args[0])
+			if err != nil {
+				return err
+			}
+			if transports != "" {
+				if m, err = withTransports(m, args[0], transports); err != nil {
+					return err
+				}
+			}
+			if out == "" {
+				out = filepath.Join("runs", "sweep-"+m.Name)
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			r := &sweepRunner{m: m, exe: exe, cpus: runtime.NumCPU(), root: os.Geteuid() == 0}
+			o, err := sweep.Run(ctx, m, out, r, terminal(cmd.ErrOrStderr()), cmd.ErrOrStderr())
+			counts := map[string]int{}
+			for _, e := range o.Entries {
+				counts[e.Status]++
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "sweep %s: %d points: %d run now, %d kept from before; ok %d, degraded %d, skipped %d, failed %d, pending %d\nindex: %s\n",
+				m.Name, len(o.Entries), o.Ran, o.Kept, counts["ok"], counts[harness.StatusDegraded], counts[sweep.StatusSkipped],
+				counts[sweep.StatusFailed], counts[sweep.StatusPending], filepath.Join(out, sweep.IndexFile))
+			if errors.Is(err, sweep.ErrInterrupted) {
+				return &codedError{code: 130, err: err}
+			}
+			if err == nil && counts[sweep.StatusFailed] > 0 {
+				return fmt.Errorf("%d runs failed (index.csv's reason column; their directories end in .failed); run the same command again to retry them", counts[sweep.StatusFailed])
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "the sweep's directory (default runs/sweep-<name>)")
+	cmd.Flags().StringVar(&transports, "transports", "", "run only these transports, comma-separated (sim, real, mpi), instead of the file's")
+	return cmd
+}
+
+// withTransports re-reads the matrix with every sweep on the given
+// transports.
+func withTransports(m *sweep.Matrix, file, list string) (*sweep.Matrix, error) {
+	ts := strings.Split(list, ",")
+	for _, t := range ts {
+		if !slices.Contains(sweep.Transports(), t) {
+			return nil, fmt.Errorf("--transports %q: %q is not a transport; expected a list of %v", list, t, sweep.Transports())
+		}
+	}
+	m.Transports = ts
+	for i := range m.Sweeps {
+		m.Sweeps[i].Transports = nil
+	}
+	return m, nil
+}
+
+// sweepRunner runs a sweep's points: sim and real through the harness, MPI
+// through mpirun and this executable.
+type sweepRunner struct {
+	m    *sweep.Matrix
+	exe  string
+	cpus int
+	root bool
+}
+
+// Skip says why a point cannot run on this machine.
+func (r *sweepRunner) Skip(pt sweep.Point) string {
+	q := pt.Params
+	switch pt.Transport {
+	case sweep.TransportReal:
+		if !r.root {
+			return "the real backend needs root (network namespaces)"
+		}
+		if q.Ranks > maxRealRanks {
+			return fmt.Sprintf("%d ranks: the real backend runs at most %d here (use sim beyond)", q.Ranks, maxRealRanks)
+		}
+	case sweep.TransportMPI:
+		if !mpiBuilt {
+			return "this chronosync was built without MPI (make build-mpi)"
+		}
+		if _, err := exec.LookPath("mpirun"); err != nil {
+			return "no mpirun on PATH (apt-get install openmpi-bin)"
+		}
+		if pt.Preset != "none" {
+			return fmt.Sprintf("link preset %s: MPI runs on this machine's shared memory, which no preset shapes (use sim or real)", pt.Preset)
+		}
+		if q.Ranks*q.Threads > r.cpus {
+			return fmt.Sprintf("P×T = %d×%d = %d > %d CPUs: it would oversubscribe", q.Ranks, q.Threads, q.Ranks*q.Threads, r.cpus)
+		}
+	}
+	return ""
+}
+
+// Run runs pt into a directory beside dir and renames it to dir once it
+// completed; a failed run is kept as dir.failed, an interrupted one
+// removed.
+func (r *sweepRunner) Run(ctx context.Context, pt sweep.Point, dir string) (string, error) {
+	tmp, failed := dir+".partial", dir+".failed"
+	for _, d := range []string{tmp, failed} {
+		if err := os.RemoveAll(d); err != nil {
+			return "", err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	var status string
+	var err error
+	if pt.Transport == sweep.TransportMPI {
+		status, err = r.runMPI(ctx, pt, tmp)
+	} else {
+		status, err = r.runHarness(ctx, pt, tmp)
+	}
+	switch {
+	case ctx.Err() != nil:
+		os.RemoveAll(tmp)
+		return "", ctx.Err()
+	case err != nil:
+		if _, serr := os.Stat(tmp); serr == nil {
+			if rerr := os.Rename(tmp, failed); rerr != nil {
+				os.RemoveAll(tmp)
+			}
+		}
+		return "", err
+	}
+	return status, os.Rename(tmp, dir)
+}
+
+// runHarness runs pt as a phasegap scenario on the simulator or the real
+// backend.
+func (r *sweepRunner) runHarness(ctx context.Context, pt sweep.Point, out string) (string, error) {
+	sc, err := scenario.Parse(pt.ID()+".yaml", r.scenarioYAML(pt))
+	if err != nil {
+		return "", fmt.Errorf("the point's scenario: %w", err)
+	}
+	res, err := harness.Run(sc, harness.Options{Out: out, Backend: pt.Transport, Context: ctx, NoEventLog: true})
+	if err != nil {
+		return "", err
+	}
+	if pg := res.Summary.Phasegap; pg != nil && pg.Finished < pg.Ranks {
+		return "", fmt.Errorf("%d of %d ranks finished: %s", pg.Finished, pg.Ranks, strings.Join(pg.Failed, "; "))
+	}
+	return res.Summary.Status, nil
+}
+
+// scenarioYAML is pt as a scenario: P nodes in a ring, the matrix's link
+// with the point's preset, the phasegap workload.
+func (r *sweepRunner) scenarioYAML(pt sweep.Point) []byte {
+	q, m := pt.Params, r.m
+	var b strings.Builder
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, m.Name+"-"+pt.Sweep+"-"+pt.ID())
+	fmt.Fprintf(&b, "name: %s\nseed: %d\nduration: %s\nnodes: %d\n", name, m.Seed, m.Duration, q.Ranks)
+	fmt.Fprintf(&b, "description: point %s of sweep %s of %s, on the %s transport\n", pt.ID(), pt.Sweep, m.Name, pt.Transport)
+	b.WriteString("topology: {kind: ring}\nlinks:\n  default:\n")
+	fmt.Fprintf(&b, "    preset: %s\n", pt.Preset)
+	preset, _ := scenario.LinkPreset(pt.Preset)
+	if m.Link.Delay > 0 && preset.Delay == nil {
+		fmt.Fprintf(&b, "    delay: %s\n", m.Link.Delay)
+	}
+	if m.Link.Jitter > 0 && preset.Jitter == nil {
+		fmt.Fprintf(&b, "    jitter: %s\n", m.Link.Jitter)
+	}
+	b.WriteString("workload:\n  kind: phasegap\n")
+	for _, kv := range [][2]string{
+		{"mode", q.Mode}, {"threads", strconv.Itoa(q.Threads)}, {"N", strconv.Itoa(q.N)}, {"halo", strconv.Itoa(q.Halo)},
+		{"kernel", q.Kernel}, {"radius", strconv.Itoa(q.Radius)}, {"timesteps", strconv.Itoa(q.Timesteps)},
+		{"flops_per_point", strconv.Itoa(q.Flops)}, {"bytes_per_point", strconv.Itoa(q.Bytes)},
+		{"iters", strconv.Itoa(q.Iters)}, {"warmup", strconv.Itoa(q.Warmup)}, {"poll_every", strconv.Itoa(q.PollEvery)},
+		{"omp_schedule", q.Schedule}, {"omp_chunk", strconv.Itoa(q.Chunk)}, {"progress", q.Progress},
+	} {
+		fmt.Fprintf(&b, "  %s: %s\n", kv[0], kv[1])
+	}
+	if c := m.CostsPath(); c != "" {
+		abs, err := filepath.Abs(c)
+		if err == nil {
+			c = abs
+		}
+		fmt.Fprintf(&b, "  costs: %s\n", strconv.Quote(c))
+	}
+	return []byte(b.String())
+}
+
+// runMPI runs pt under mpirun with this executable; mpirun's output goes
+// to mpirun.log in the run directory.
+func (r *sweepRunner) runMPI(ctx context.Context, pt sweep.Point, out string) (string, error) {
+	q := pt.Params
+	args := []string{"-np", strconv.Itoa(q.Ranks), "--bind-to", "none"}
+	if r.root {
+		args = append(args, "--allow-run-as-root")
+	}
+	args = append(args, r.exe, "phasegap", "--mode", q.Mode, "--ranks", strconv.Itoa(q.Ranks),
+		"--threads", strconv.Itoa(q.Threads), "--N", strconv.Itoa(q.N), "--halo", strconv.Itoa(q.Halo),
+		"--kernel", q.Kernel, "--radius", strconv.Itoa(q.Radius), "--timesteps", strconv.Itoa(q.Timesteps),
+		"--flops-per-point", strconv.Itoa(q.Flops), "--bytes-per-point", strconv.Itoa(q.Bytes),
+		"--iters", strconv.Itoa(q.Iters), "--warmup", strconv.Itoa(q.Warmup), "--poll-every", strconv.Itoa(q.PollEvery),
+		"--omp-schedule", q.Schedule, "--omp-chunk", strconv.Itoa(q.Chunk), "--progress", q.Progress,
+		"--trace", "1", "--run-id", r.m.Name+"-"+pt.Sweep+"-"+pt.ID(), "--out-dir", out)
+	c := exec.CommandContext(ctx, "mpirun", args...)
+	// SIGINT reached mpirun with the sweep's own (same process group);
+	// should it linger, end it, by its PID, and give it time to end its
+	// ranks.
+	c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
+	c.WaitDelay = 10 * time.Second
+	outb, err := c.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("mpirun %s: %w: %s", strings.Join(args[:len(args)-2], " "), err, lastLine(string(outb)))
+	}
+	if err := os.WriteFile(filepath.Join(out, "mpirun.log"), outb, 0o644); err != nil {
+		return "", err
+	}
+	return harness.StatusOK, nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}

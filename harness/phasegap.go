@@ -1,0 +1,263 @@
+package harness
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/chronosync/chronosync/phasegap"
+	"github.com/chronosync/chronosync/phasegap/report"
+	"github.com/chronosync/chronosync/scenario"
+	"github.com/chronosync/chronosync/workload/halo"
+	"github.com/chronosync/chronosync/world"
+)
+
+// The files of a phasegap run, in the run directory's phasegap/: the same
+// files as an MPI run of `chronosync phasegap` writes, so that one
+// analysis reads both.
+const (
+	DirPhasegap      = "phasegap"
+	filePGResults    = "phasegap/results.csv"
+	filePGManifest   = "phasegap/manifest.json"
+	filePGTrace      = "phasegap/trace.json"
+	filePGCosts      = "phasegap/costs.yaml"
+	phasegapCostsRel = "phasegap/costs.yaml" // the costs as the scenario.yaml of the run names them
+)
+
+// phasegapProtocol runs a phasegap workload: one halo.Rank per node, no
+// synchronization protocol. The run ends when every rank has run its
+// iterations (or one failed), before the scenario's duration if it can.
+type phasegapProtocol struct {
+	sc     *scenario.Scenario
+	params phasegap.Params
+	derive phasegap.Derived
+	costs  halo.Costs
+	// costsFrom names the costs: "defaults", or the start of the costs
+	// file's SHA-256 (the same for the run and its replay, which reads the
+	// copy in the run directory).
+	costsFrom string
+	costsYAML []byte // the costs file as read, copied into the run directory
+	ranks     []*halo.Rank
+	w         truth
+	dir       string
+	left      atomic.Int32 // ranks still running
+	done      chan struct{}
+	sum       *PhasegapSummary
+	spin      time.Duration // halo.Rank.Spin: realSpin on the real backend
+}
+
+// realSpin is how early a real run's rank wakes before its modelled work
+// ends, to spin the rest: the real backend's timers fire tens of µs to a
+// millisecond late (summary.json real.timer_lateness), which would add to
+// every modelled phase.
+const realSpin = 2 * time.Millisecond
+
+// PhasegapSummary is a phasegap run's outcome: how many ranks finished,
+// and the cross-rank figures of phasegap/results.csv (times in µs).
+type PhasegapSummary struct {
+	Ranks    int      `json:"ranks"`
+	Finished int      `json:"finished"`
+	Failed   []string `json:"failed,omitempty"` // what stopped each rank that did not finish
+	Mode     string   `json:"mode"`
+	Threads  int      `json:"threads"`
+	Halo     int      `json:"halo"`
+	// Impairment is the links' preset ("none", a preset's name, or
+	// "custom" for link settings of no preset).
+	Impairment   string  `json:"impairment"`
+	Costs        string  `json:"costs"` // "defaults", or the costs file's sha256 prefix
+	TIter        float64 `json:"t_iter_mean_us"`
+	TInterior    float64 `json:"t_interior_mean_avg_us"`
+	TWait        float64 `json:"t_wait_mean_avg_us"`
+	TCommWindow  float64 `json:"t_comm_window_mean_avg_us"`
+	WaitFrac     float64 `json:"wait_frac"`
+	WaitSkew     float64 `json:"wait_skew"`
+	OverlapRatio float64 `json:"overlap_ratio"`
+}
+
+func newPhasegapProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*phasegapProtocol, error) {
+	pg := sc.Workload.Phasegap
+	p := &phasegapProtocol{sc: sc, params: pg.Params(len(r.Nodes)), costs: halo.DefaultCosts(), costsFrom: "defaults",
+		ranks: make([]*halo.Rank, len(r.Nodes)), done: make(chan struct{})}
+	d, err := p.params.Validate(len(r.Nodes))
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: workload: %w", sc.Name, err)
+	}
+	p.derive = d
+	if pg.CostsPath != "" {
+		if p.costs, err = halo.LoadCosts(pg.CostsPath); err != nil {
+			return nil, fmt.Errorf("scenario %s: workload.costs: %w", sc.Name, err)
+		}
+		if p.costsYAML, err = os.ReadFile(pg.CostsPath); err != nil {
+			return nil, fmt.Errorf("scenario %s: workload.costs: %w", sc.Name, err)
+		}
+		p.costsFrom = fmt.Sprintf("sha256:%x", sha256.Sum256(p.costsYAML))[:19]
+	}
+	p.left.Store(int32(len(r.Nodes)))
+	return p, nil
+}
+
+// asRun is the scenario as the run directory records it: its costs file
+// is the copy in the run directory, so that the run replays from there.
+func phasegapAsRun(sc *scenario.Scenario) {
+	if sc.Workload.Kind == scenario.WorkloadPhasegap && sc.Workload.Phasegap.Costs != "" {
+		sc.Workload.Phasegap.Costs = phasegapCostsRel
+	}
+}
+
+func (p *phasegapProtocol) program(id world.NodeID) world.Program {
+	r, err := halo.New(p.params, len(p.ranks), p.costs)
+	if err != nil {
+		panic(err) // checked in newPhasegapProtocol
+	}
+	r.UsePort(p.sc.Workload.Phasegap.Port)
+	r.Spin(p.spin)
+	if p.ranks[id] == nil {
+		p.ranks[id] = r
+		r.Notify(func() {
+			if p.left.Add(-1) == 0 {
+				close(p.done)
+			}
+		})
+	}
+	return r
+}
+
+// workloadDone is closed once every rank finished or failed: the run can
+// end there.
+func (p *phasegapProtocol) workloadDone() <-chan struct{} { return p.done }
+
+func (p *phasegapProtocol) attach(w truth, dir string) error {
+	p.w, p.dir = w, dir
+	if err := os.MkdirAll(filepath.Join(dir, DirPhasegap), 0o755); err != nil {
+		return err
+	}
+	if p.costsYAML != nil {
+		return os.WriteFile(filepath.Join(dir, filePGCosts), p.costsYAML, 0o644)
+	}
+	return nil
+}
+
+func (p *phasegapProtocol) artifacts() []Artifact {
+	files := []Artifact{
+		{filePGResults, "the phasegap run's results row (the MPI benchmark's CSV schema)"},
+		{filePGManifest, "the phasegap run's configuration and results (the MPI benchmark's manifest)"},
+		{filePGTrace, "the last iterations of every rank as a Chrome trace (Perfetto)"},
+	}
+	if p.costsYAML != nil {
+		files = append(files, Artifact{filePGCosts, "the cost model the run used (workload.costs)"})
+	}
+	return files
+}
+
+// config is the run's configuration as the MPI benchmark records it.
+func (p *phasegapProtocol) config() report.Config {
+	pg, q := p.sc.Workload.Phasegap, p.params
+	thread := "funneled"
+	if q.Progress == "progress_thread" {
+		thread = "multiple"
+	}
+	return report.Config{
+		Mode: q.Mode, Ranks: q.Ranks, Threads: q.Threads, N: q.N, Halo: q.Halo, Kernel: q.Kernel,
+		Radius: p.derive.Radius, Timesteps: q.Timesteps, B: p.derive.B, PollEvery: q.PollEvery,
+		MPIThreadRequested: thread, MPIThreadProvided: thread, Progress: q.Progress,
+		OMPSchedule: q.Schedule, OMPChunk: q.Chunk, OMPNumThreads: q.Threads,
+		FlopsPerPoint: q.Flops, BytesPerPoint: q.Bytes, Iters: q.Iters, Warmup: q.Warmup,
+		Sync: "none", Trace: true, TraceIters: pg.TraceIters, TraceDetail: "rank",
+		Transport: p.w.Backend(), OutDir: DirPhasegap, RunID: fmt.Sprintf("%s-seed%d", p.sc.Name, p.sc.Seed),
+		CSVMode: "write", Manifest: true, Platform: runtime.GOOS + "/" + runtime.GOARCH,
+		MPIImpl: "model", MPIVersion: "workload/halo, costs " + p.costsFrom,
+		Impairment: linkPreset(p.sc.Links), ElemSize: 8,
+	}
+}
+
+// linkPreset names the links' impairment: the default link's preset (the
+// fields written beside it may refine it) when no override changes it,
+// "none" for links of no setting, else "custom".
+func linkPreset(l scenario.Links) string {
+	switch {
+	case l.Default.Preset != "" && len(l.Overrides) == 0:
+		return l.Default.Preset
+	case l.Default == (scenario.LinkSpec{}) && len(l.Overrides) == 0:
+		return "none"
+	}
+	return "custom"
+}
+
+// finish writes phasegap/: results.csv, manifest.json and trace.json, from
+// every rank's measured iterations.
+func (p *phasegapProtocol) finish() error {
+	cfg := p.config()
+	var ranks []report.Rank
+	var sums []report.RankSummary
+	sum := &PhasegapSummary{Ranks: len(p.ranks), Mode: cfg.Mode, Threads: cfg.Threads, Halo: cfg.Halo,
+		Impairment: cfg.Impairment, Costs: p.costsFrom}
+	for i, r := range p.ranks {
+		switch {
+		case r == nil:
+			sum.Failed = append(sum.Failed, fmt.Sprintf("rank %d: never started", i))
+			continue
+		case r.Err() != nil:
+			sum.Failed = append(sum.Failed, r.Err().Error())
+		case !r.Done():
+			sum.Failed = append(sum.Failed, fmt.Sprintf("rank %d: did not finish within the scenario's duration (%d of %d iterations measured)",
+				i, len(r.Result().Samples), cfg.Iters))
+		default:
+			sum.Finished++
+		}
+		ranks = append(ranks, r.Result())
+		sums = append(sums, report.Summarize(r.Result()))
+	}
+	row := report.Aggregate(cfg, sums, 0)
+	sum.TIter, sum.TInterior, sum.TWait, sum.TCommWindow = row.TIterMean, row.TInterior.Avg, row.TWait.Avg, row.TCommWindow.Avg
+	sum.WaitFrac, sum.WaitSkew, sum.OverlapRatio = row.WaitFrac, row.WaitSkew, row.OverlapRatio
+	p.sum = sum
+	write := func(name string, f func(io.Writer) error) error {
+		var b bytes.Buffer
+		if err := f(&b); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+		return os.WriteFile(filepath.Join(p.dir, name), b.Bytes(), 0o644)
+	}
+	if err := write(filePGResults, func(w io.Writer) error { return report.WriteCSV(w, []report.Row{row}, true) }); err != nil {
+		return err
+	}
+	m := report.Manifest{Config: cfg, Build: report.BuildInfo{GoVersion: goVersion(), Compiler: runtime.Compiler, GitSHA: Version()},
+		Env: map[string]string{}, Row: row}
+	if err := write(filePGManifest, func(w io.Writer) error { return report.WriteManifest(w, m) }); err != nil {
+		return err
+	}
+	return write(filePGTrace, func(w io.Writer) error { return report.WriteTrace(w, cfg, ranks, cfg.TraceIters, "rank") })
+}
+
+func (p *phasegapProtocol) summarize(s *Summary) { s.Phasegap = p.sum }
+
+// judgePhasegap adds a phasegap run's condition: every rank ran its
+// iterations.
+func judgePhasegap(cs *conditions, s *Summary) {
+	pg := s.Phasegap
+	if pg == nil {
+		return
+	}
+	why := fmt.Sprintf("every rank runs its %s iterations within the scenario's duration", pg.Mode)
+	if len(pg.Failed) > 0 {
+		why += "; " + pg.Failed[0]
+	}
+	cs.check("phasegap ranks that did not finish", float64(pg.Ranks-pg.Finished), 0, "", why)
+}
+
+// printPhasegap writes a phasegap run's figures.
+func printPhasegap(w io.Writer, pg *PhasegapSummary) {
+	fmt.Fprintf(w, "phasegap: %d of %d ranks finished, %s, T=%d, H=%d, links %s, costs %s\n",
+		pg.Finished, pg.Ranks, pg.Mode, pg.Threads, pg.Halo, pg.Impairment, pg.Costs)
+	fmt.Fprintf(w, "  t_iter %.2f µs, interior %.2f µs, wait %.2f µs, comm window %.2f µs; wait_frac %.4f, wait_skew %.3f, overlap_ratio %.4f\n",
+		pg.TIter, pg.TInterior, pg.TWait, pg.TCommWindow, pg.WaitFrac, pg.WaitSkew, pg.OverlapRatio)
+	for _, f := range pg.Failed {
+		fmt.Fprintf(w, "  %s\n", f)
+	}
+}

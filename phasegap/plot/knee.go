@@ -1,0 +1,147 @@
+package plot
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/csv"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Knee finds a series' knee: taken in ascending T, the first point k whose
+// exposed wait grew by more than its interior shrank since the point
+// before, t_wait(T_k) − t_wait(T_{k−1}) > t_interior(T_{k−1}) −
+// t_interior(T_k): from there on, more threads expose more waiting than
+// they save computing. points need not be sorted; a step with a NaN time
+// is no knee. ok is false when no step qualifies (or there is only one
+// point).
+func Knee(points []Point) (knee Point, ok bool) {
+	ps := slices.Clone(points)
+	slices.SortStableFunc(ps, func(a, b Point) int { return cmp.Compare(a.T, b.T) })
+	for k := 1; k < len(ps); k++ {
+		grew := ps[k].TWait - ps[k-1].TWait
+		shrank := ps[k-1].TInterior - ps[k].TInterior
+		if grew > shrank {
+			return ps[k], true
+		}
+	}
+	return Point{}, false
+}
+
+// KneeRow is the knee of one series.
+type KneeRow struct {
+	Facet  Facet
+	Series string
+	Found  bool
+	At     Point // the knee's point, when Found
+	NT     int   // how many T values the series has
+}
+
+// Knees finds the knee of every series of panels, in panel and series
+// order.
+func Knees(panels []Panel) []KneeRow {
+	var out []KneeRow
+	for _, pn := range panels {
+		for _, s := range pn.Series {
+			at, ok := Knee(s.Points)
+			out = append(out, KneeRow{Facet: pn.Facet, Series: s.Name, Found: ok, At: at, NT: len(s.Points)})
+		}
+	}
+	return out
+}
+
+// kneeHeader is knees.csv's header; KneesMarkdown uses the same columns.
+func kneeHeader() []string {
+	return []string{"H", "flops_per_point", "bytes_per_point", "mode", "series",
+		"T_knee", "wait_frac", "t_wait", "t_interior", "n_T"}
+}
+
+// cells is the row's cells, numbers formatted by num.
+func (k KneeRow) cells(num func(float64) string) []string {
+	c := []string{strconv.Itoa(k.Facet.H), strconv.Itoa(k.Facet.Flops), strconv.Itoa(k.Facet.Bytes),
+		k.Facet.Mode, k.Series, "", "", "", "", strconv.Itoa(k.NT)}
+	if k.Found {
+		c[5], c[6], c[7], c[8] = strconv.Itoa(k.At.T), num(k.At.WaitFrac), num(k.At.TWait), num(k.At.TInterior)
+	}
+	return c
+}
+
+// KneesCSV is knees.csv: kneeHeader, then one row per series; the knee's
+// cells are empty where it has none. Numbers keep every digit (times in
+// µs); a NaN is an empty cell.
+func KneesCSV(knees []KneeRow) ([]byte, error) {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	if err := w.Write(kneeHeader()); err != nil {
+		return nil, err
+	}
+	for _, k := range knees {
+		if err := w.Write(k.cells(fullNum)); err != nil {
+			return nil, err
+		}
+	}
+	w.Flush()
+	return b.Bytes(), w.Error()
+}
+
+// KneesMarkdown is knees.md: the same columns as knees.csv as a Markdown
+// table, numbers to three significant digits (whole from 100 up), "none
+// in range" where a series has no knee.
+func KneesMarkdown(knees []KneeRow) []byte {
+	var b bytes.Buffer
+	head := kneeHeader()
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n|")
+	for range head {
+		b.WriteString("---|")
+	}
+	b.WriteByte('\n')
+	for _, k := range knees {
+		c := k.cells(shortNum)
+		if !k.Found {
+			c[5], c[6], c[7], c[8] = "none in range", "-", "-", "-"
+		}
+		for i := range c {
+			c[i] = escapeCell(c[i])
+		}
+		b.WriteString("| " + strings.Join(c, " | ") + " |\n")
+	}
+	return b.Bytes()
+}
+
+// escapeCell keeps a cell from breaking its Markdown table.
+func escapeCell(s string) string {
+	var b bytes.Buffer
+	for _, r := range s {
+		switch r {
+		case '|':
+			b.WriteString(`\|`)
+		case '\n', '\r':
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// fullNum writes v with every digit; NaN is "".
+func fullNum(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// shortNum writes v to three significant digits, without an exponent
+// from 100 up.
+func shortNum(v float64) string {
+	switch a := math.Abs(v); {
+	case math.IsNaN(v):
+		return "-"
+	case a >= 100 && !math.IsInf(v, 0):
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}

@@ -1,0 +1,70 @@
+package plot
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// pts builds points from (T, t_wait, t_interior) triples.
+func pts(v ...[3]float64) []Point {
+	out := make([]Point, len(v))
+	for i, x := range v {
+		out[i] = Point{T: int(x[0]), TWait: x[1], TInterior: x[2], WaitFrac: x[1] / (x[1] + x[2])}
+	}
+	return out
+}
+
+func TestKnee(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name   string
+		points []Point
+		wantT  int // 0: no knee
+	}{
+		{"empty", nil, 0},
+		{"one point", pts([3]float64{1, 10, 100}), 0},
+		{"no knee: the interior shrinks faster", pts([3]float64{1, 10, 400}, [3]float64{2, 20, 200}, [3]float64{4, 40, 100}), 0},
+		{"knee at the second point", pts([3]float64{1, 10, 400}, [3]float64{2, 200, 300}, [3]float64{4, 400, 250}), 2},
+		{"knee later", pts([3]float64{1, 10, 400}, [3]float64{2, 20, 200}, [3]float64{4, 150, 100}, [3]float64{8, 300, 90}), 4},
+		{"flat", pts([3]float64{1, 50, 100}, [3]float64{2, 50, 100}, [3]float64{4, 50, 100}), 0},
+		{"equal growth is no knee", pts([3]float64{1, 10, 100}, [3]float64{2, 30, 80}), 0},
+		{"unsorted T", pts([3]float64{8, 300, 90}, [3]float64{1, 10, 400}, [3]float64{4, 150, 100}, [3]float64{2, 20, 200}), 4},
+		{"NaN step skipped", pts([3]float64{1, 10, 400}, [3]float64{2, nan, 200}, [3]float64{4, 400, 100}), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k, ok := Knee(tc.points)
+			if ok != (tc.wantT != 0) || k.T != tc.wantT {
+				t.Errorf("Knee = T %d, %v; want T %d, %v", k.T, ok, tc.wantT, tc.wantT != 0)
+			}
+		})
+	}
+}
+
+func TestKneeTables(t *testing.T) {
+	knees := []KneeRow{
+		{Facet: Facet{H: 256, Flops: 64, Mode: "phase_nb"}, Series: "sim", Found: true,
+			At: Point{T: 4, WaitFrac: 0.25, TWait: 150.5, TInterior: 1234.5678}, NT: 4},
+		{Facet: Facet{H: 256, Flops: 64, Mode: "phase_nb"}, Series: "mpi a|b", NT: 3},
+	}
+	csv, err := KneesCSV(knees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCSV := "H,flops_per_point,bytes_per_point,mode,series,T_knee,wait_frac,t_wait,t_interior,n_T\n" +
+		"256,64,0,phase_nb,sim,4,0.25,150.5,1234.5678,4\n" +
+		"256,64,0,phase_nb,mpi a|b,,,,,3\n"
+	if string(csv) != wantCSV {
+		t.Errorf("KneesCSV =\n%s\nwant\n%s", csv, wantCSV)
+	}
+	md := string(KneesMarkdown(knees))
+	for _, want := range []string{
+		"| H | flops_per_point |",
+		"| 256 | 64 | 0 | phase_nb | sim | 4 | 0.25 | 150 | 1235 | 4 |",
+		`| 256 | 64 | 0 | phase_nb | mpi a\|b | none in range | - | - | - | 3 |`,
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("KneesMarkdown lacks %q:\n%s", want, md)
+		}
+	}
+}

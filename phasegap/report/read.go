@@ -1,0 +1,127 @@
+package report
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+)
+
+// Record is one row of a results.csv as read back: its cells by column
+// name, and where it came from (for errors).
+type Record struct {
+	File string // the file it was read from, "" for a reader
+	Line int    // its line in that file
+	cell map[string]string
+}
+
+// The transports a row can come from, as Transport classifies them.
+const (
+	WorldMPI  = "mpi"  // the MPI benchmark (its transport column: auto, shm or tcp)
+	WorldSim  = "sim"  // the simulator's model (package workload/halo)
+	WorldReal = "real" // the model's orchestration over the real backend's TCP streams
+)
+
+// Str is the cell of column name ("" when the row has none).
+func (r Record) Str(name string) string { return r.cell[name] }
+
+// Float is the cell of column name as a number; an empty cell is NaN.
+func (r Record) Float(name string) (float64, error) {
+	s, ok := r.cell[name]
+	if !ok {
+		return math.NaN(), fmt.Errorf("%s: no column %q", r.where(), name)
+	}
+	if s == "" {
+		return math.NaN(), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN(), fmt.Errorf("%s: column %s: %q: expected a number", r.where(), name, s)
+	}
+	return v, nil
+}
+
+// Int is the cell of column name as an integer.
+func (r Record) Int(name string) (int, error) {
+	s, ok := r.cell[name]
+	if !ok {
+		return 0, fmt.Errorf("%s: no column %q", r.where(), name)
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: column %s: %q: expected an integer", r.where(), name, s)
+	}
+	return v, nil
+}
+
+// Transport classifies the row's run: WorldSim, WorldReal or WorldMPI.
+func (r Record) Transport() string {
+	switch t := r.cell["transport"]; t {
+	case WorldSim, WorldReal:
+		return t
+	}
+	return WorldMPI
+}
+
+func (r Record) where() string {
+	if r.File == "" {
+		return fmt.Sprintf("line %d", r.Line)
+	}
+	return fmt.Sprintf("%s:%d", r.File, r.Line)
+}
+
+// ReadCSV reads a results CSV written by WriteCSV or AppendCSV: its header
+// must be Columns() (schema_version SchemaVersion), and every row must have
+// as many cells. file names the input in errors.
+func ReadCSV(rd io.Reader, file string) ([]Record, error) {
+	cr := csv.NewReader(rd)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = false
+	head, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: empty; expected a results CSV with a header", file)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if want := Columns(); !slices.Equal(head, want) {
+		return nil, fmt.Errorf("%s:1: header is not schema_version %d's (%d columns, expected %d starting %q); was it written by another version?",
+			file, SchemaVersion, len(head), len(want), want[0])
+	}
+	var out []Record
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		line, _ := cr.FieldPos(0)
+		if len(rec) != len(head) {
+			return nil, fmt.Errorf("%s:%d: %d cells; expected %d", file, line, len(rec), len(head))
+		}
+		if rec[0] != strconv.Itoa(SchemaVersion) {
+			return nil, fmt.Errorf("%s:%d: schema_version %q; expected %d", file, line, rec[0], SchemaVersion)
+		}
+		r := Record{File: file, Line: line, cell: make(map[string]string, len(head))}
+		for i, name := range head {
+			r.cell[name] = rec[i]
+		}
+		out = append(out, r)
+	}
+}
+
+// ReadCSVFile reads the results CSV at path (see ReadCSV).
+func ReadCSVFile(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadCSV(f, path)
+}

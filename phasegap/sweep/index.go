@@ -1,0 +1,81 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+
+	"github.com/google/renameio/v2"
+)
+
+// IndexFile is the sweep's index, in its output directory: one line per
+// point, rewritten (atomically) after every point.
+const IndexFile = "index.csv"
+
+// indexColumns are the index's columns: the point, its status and run
+// directory, then the results' main figures (empty until it finished).
+var indexColumns = []string{"matrix", "sweep", "transport", "id", "status", "reason", "dir",
+	"P", "T", "H", "flops_per_point", "bytes_per_point", "mode", "preset", "progress",
+	"t_iter_mean", "t_interior_mean_avg", "t_wait_mean_avg", "wait_frac", "wait_skew", "overlap_ratio"}
+
+// figures are the results' columns the index copies.
+var figures = indexColumns[15:]
+
+// key identifies a point across calls.
+func key(p Point) string { return p.Sweep + "/" + p.Transport + "/" + p.ID() }
+
+// writeIndex writes the index atomically.
+func writeIndex(path, matrix string, entries []Entry) error {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(indexColumns)
+	for _, e := range entries {
+		q := e.Params
+		rec := []string{matrix, e.Sweep, e.Transport, e.ID(), e.Status, e.Reason, e.Dir,
+			strconv.Itoa(q.Ranks), strconv.Itoa(q.Threads), strconv.Itoa(q.Halo), strconv.Itoa(q.Flops),
+			strconv.Itoa(q.Bytes), q.Mode, e.Preset, q.Progress}
+		for _, f := range figures {
+			v := ""
+			if e.Results != nil {
+				v = e.Results.Str(f)
+			}
+			rec = append(rec, v)
+		}
+		w.Write(rec)
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return renameio.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// readIndex reads a previous call's statuses by point key; no index is
+// an empty one.
+func readIndex(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (delete it to rebuild it from the run directories)", path, err)
+	}
+	if len(recs) == 0 || len(recs[0]) != len(indexColumns) || recs[0][0] != indexColumns[0] {
+		return nil, fmt.Errorf("%s:1: not a sweep index of this version (delete it to rebuild it from the run directories)", path)
+	}
+	out := map[string]string{}
+	for _, r := range recs[1:] {
+		if len(r) == len(indexColumns) {
+			out[r[1]+"/"+r[2]+"/"+r[3]] = r[4]
+		}
+	}
+	return out, nil
+}
