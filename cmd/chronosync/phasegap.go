@@ -146,6 +146,7 @@ apt-get install libopenmpi-dev openmpi-bin). See docs/phasegap.md.`,
 	f.IntVar(&o.manifestI, "manifest", 1, "1: write manifest.json")
 	cmd.AddCommand(newPhasegapPlotCmd())
 	cmd.AddCommand(newPhasegapSweepCmd())
+	cmd.AddCommand(newPhasegapCompareCmd())
 	cmd.AddCommand(newPhasegapCalibrateCmd())
 	return cmd
 }

@@ -49,7 +49,7 @@ finished runs are kept, failed ones are retried. See docs/phasegap.md.`,
 				return err
 			}
 			if transports != "" {
-				if m, err = withTransports(m, args[0], transports); err != nil {
+				if m, err = withTransports(m, transports); err != nil {
 					return err
 				}
 			}
@@ -81,22 +81,30 @@ finished runs are kept, failed ones are retried. See docs/phasegap.md.`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the sweep's directory (default runs/sweep-<name>)")
-	cmd.Flags().StringVar(&transports, "transports", "", "run only these transports, comma-separated (sim, real, mpi), instead of the file's")
+	cmd.Flags().StringVar(&transports, "transports", "", "run only these of the file's transports, comma-separated (sim, real, mpi)")
 	return cmd
 }
 
-// withTransports re-reads the matrix with every sweep on the given
-// transports.
-func withTransports(m *sweep.Matrix, file, list string) (*sweep.Matrix, error) {
+// withTransports keeps only the given transports of each sweep's own.
+func withTransports(m *sweep.Matrix, list string) (*sweep.Matrix, error) {
 	ts := strings.Split(list, ",")
 	for _, t := range ts {
 		if !slices.Contains(sweep.Transports(), t) {
 			return nil, fmt.Errorf("--transports %q: %q is not a transport; expected a list of %v", list, t, sweep.Transports())
 		}
 	}
-	m.Transports = ts
+	keep := func(own []string) []string {
+		return slices.DeleteFunc(slices.Clone(own), func(t string) bool { return !slices.Contains(ts, t) })
+	}
+	m.Transports = keep(m.Transports)
 	for i := range m.Sweeps {
-		m.Sweeps[i].Transports = nil
+		if len(m.Sweeps[i].Transports) == 0 {
+			m.Sweeps[i].Transports = m.Transports
+		}
+		m.Sweeps[i].Transports = keep(m.Sweeps[i].Transports)
+		if len(m.Sweeps[i].Transports) == 0 {
+			m.Sweeps[i].Transports = []string{} // none: the sweep is left out
+		}
 	}
 	return m, nil
 }
@@ -206,7 +214,11 @@ func (r *sweepRunner) scenarioYAML(pt sweep.Point) []byte {
 	}, m.Name+"-"+pt.Sweep+"-"+pt.ID())
 	fmt.Fprintf(&b, "name: %s\nseed: %d\nduration: %s\nnodes: %d\n", name, m.Seed, m.Duration, q.Ranks)
 	fmt.Fprintf(&b, "description: point %s of sweep %s of %s, on the %s transport\n", pt.ID(), pt.Sweep, m.Name, pt.Transport)
-	b.WriteString("topology: {kind: ring}\nlinks:\n  default:\n")
+	topology := "ring"
+	if q.Ranks < 2 {
+		topology = "full_mesh" // a ring of one: the rank is its own neighbour
+	}
+	fmt.Fprintf(&b, "topology: {kind: %s}\nlinks:\n  default:\n", topology)
 	fmt.Fprintf(&b, "    preset: %s\n", pt.Preset)
 	preset, _ := scenario.LinkPreset(pt.Preset)
 	if m.Link.Delay > 0 && preset.Delay == nil {
@@ -222,6 +234,7 @@ func (r *sweepRunner) scenarioYAML(pt sweep.Point) []byte {
 		{"flops_per_point", strconv.Itoa(q.Flops)}, {"bytes_per_point", strconv.Itoa(q.Bytes)},
 		{"iters", strconv.Itoa(q.Iters)}, {"warmup", strconv.Itoa(q.Warmup)}, {"poll_every", strconv.Itoa(q.PollEvery)},
 		{"omp_schedule", q.Schedule}, {"omp_chunk", strconv.Itoa(q.Chunk)}, {"progress", q.Progress},
+		{"trace_iters", "10"},
 	} {
 		fmt.Fprintf(&b, "  %s: %s\n", kv[0], kv[1])
 	}

@@ -89,7 +89,7 @@ func (m *Matrix) points(i int) []Point {
 		}
 	}
 	transports := s.Transports
-	if len(transports) == 0 {
+	if transports == nil { // not written: the matrix's
 		transports = m.Transports
 	}
 	var out []Point

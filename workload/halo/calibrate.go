@@ -155,6 +155,7 @@ func Calibrate(rows []report.Record) (Costs, Fit, error) {
 	def := DefaultCosts()
 	var cal []calRow
 	var calls []float64
+	var noise []noiseRow
 	kernelAt := ""
 	for _, rec := range rows {
 		where := fmt.Sprintf("%s:%d", rec.File, rec.Line)
@@ -174,6 +175,11 @@ func Calibrate(rows []report.Record) (Costs, Fit, error) {
 		if r.Mode != phasegap.ModeBlk && !math.IsNaN(post) && !math.IsInf(post, 0) && post >= 0 {
 			calls = append(calls, post*1e3/4)
 			fit.CallRows = append(fit.CallRows, where)
+		}
+		if nr, ok, err := noiseSample(rec, r); err != nil {
+			return Costs{}, Fit{}, err
+		} else if ok {
+			noise = append(noise, nr)
 		}
 		kernel := rec.Str("kernel")
 		switch {
@@ -246,6 +252,14 @@ func Calibrate(rows []report.Record) (Costs, Fit, error) {
 		fit.Kept = append(fit.Kept, keptCall)
 	}
 	fit.Kept = append(fit.Kept, "eager_limit (these runs do not measure it; ompi_info --all | grep eager_limit shows OpenMPI's)")
+	if len(noise) > 0 {
+		c.NoiseNS, c.NoiseFrac = fitNoise(noise)
+		fit.Fitted = append(fit.Fitted, "noise_ns", "noise_frac")
+		fit.Notes = append(fit.Notes, fmt.Sprintf("noise from the waits of %d runs of phase_blk on P ≥ 2 ranks: σ = %.4g ns + %.4g × interior", len(noise), c.NoiseNS, c.NoiseFrac))
+	} else {
+		fit.Kept = append(fit.Kept, "noise_ns (no run of phase_blk on P ≥ 2 ranks)",
+			"noise_frac (no run of phase_blk on P ≥ 2 ranks)")
+	}
 
 	// Residuals under the model itself.
 	var abs []float64
@@ -734,4 +748,50 @@ func (r RowFit) String() string {
 	}
 	return fmt.Sprintf("%s: %s T=%d N=%d R=%d S=%d F=%d B=%d: measured %.2f µs, model %.2f µs (%+.2f%%, %s)",
 		r.Where, r.Mode, r.Threads, r.N, r.Radius, r.Steps, r.Flops, r.Bytes, r.MeasuredNS/1e3, r.ModelNS/1e3, 100*r.Residual, bound)
+}
+
+// noiseRow is one run's evidence of the machine's noise: its interior and
+// the standard deviation of the interior its wait implies, in ns.
+type noiseRow struct{ interior, sigma float64 }
+
+// noiseSample reads a run's noise: in phase_blk on P ≥ 2 ranks a rank
+// exchanges once its interior is done, and waits for its neighbour's
+// interior to be done too, then for the exchange itself, a few µs on one
+// machine's shared memory, which is neglected here. Two ranks whose
+// interiors spread normally with σ wait for each other σ/√π on average:
+// σ = t_wait·√π.
+func noiseSample(rec report.Record, r calRow) (noiseRow, bool, error) {
+	if r.Mode != phasegap.ModeBlk {
+		return noiseRow{}, false, nil
+	}
+	p, err := rec.Int("P")
+	if err != nil || p < 2 {
+		return noiseRow{}, false, err
+	}
+	wait, err := rec.Float("t_wait_mean_avg")
+	if err != nil || math.IsNaN(wait) || wait < 0 || math.IsNaN(r.y) || r.y <= 0 {
+		return noiseRow{}, false, err
+	}
+	return noiseRow{interior: r.y, sigma: wait * 1e3 * math.Sqrt(math.Pi)}, true, nil
+}
+
+// fitNoise fits σ = a + b × interior by least squares, a and b at least
+// 0 (one pinned at 0 refits the other alone).
+func fitNoise(rows []noiseRow) (a, b float64) {
+	n := float64(len(rows))
+	var sx, sy, sxx, sxy float64
+	for _, r := range rows {
+		sx, sy, sxx, sxy = sx+r.interior, sy+r.sigma, sxx+r.interior*r.interior, sxy+r.interior*r.sigma
+	}
+	det := n*sxx - sx*sx
+	if det > 0 {
+		a, b = (sy*sxx-sx*sxy)/det, (n*sxy-sx*sy)/det
+	}
+	switch {
+	case det <= 0 || b < 0: // one interior, or a spread that shrinks with it
+		return max(0, sy/n), 0
+	case a < 0:
+		return 0, max(0, sxy/sxx)
+	}
+	return a, b
 }

@@ -40,6 +40,14 @@ type Costs struct {
 	// EagerLimit is the largest message sent eagerly, in bytes; a larger
 	// one goes by rendezvous.
 	EagerLimit int `yaml:"eager_limit" json:"eager_limit"`
+	// NoiseNS and NoiseFrac are the spread of a rank's interior from one
+	// iteration to the next (a shared machine's interruptions): each
+	// iteration's interior gets a normal deviation of standard deviation
+	// NoiseNS + NoiseFrac × the interior, drawn from the rank's own random
+	// stream. Ranks that drift apart so wait for each other, as measured
+	// ranks do; 0 and 0, the defaults, model a quiet machine.
+	NoiseNS   float64 `yaml:"noise_ns" json:"noise_ns"`
+	NoiseFrac float64 `yaml:"noise_frac" json:"noise_frac"`
 }
 
 // DefaultCosts are this machine's orders of magnitude (docs/phasegap.md):
@@ -55,7 +63,8 @@ func (c Costs) Validate() error {
 		name string
 		v    float64
 	}{{"point_ns", c.PointNS}, {"flop_ns", c.FlopNS}, {"byte_ns", c.ByteNS}, {"fork_ns", c.ForkNS},
-		{"mem_bytes_per_ns", c.MemBytesPerNS}, {"point_bytes", c.PointBytes}, {"call_ns", c.CallNS}} {
+		{"mem_bytes_per_ns", c.MemBytesPerNS}, {"point_bytes", c.PointBytes}, {"call_ns", c.CallNS},
+		{"noise_ns", c.NoiseNS}, {"noise_frac", c.NoiseFrac}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 || f.v > 1e12 {
 			return fmt.Errorf("costs: %s %v: expected a finite number from 0 to 1e12", f.name, f.v)
 		}

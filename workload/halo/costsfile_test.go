@@ -56,7 +56,7 @@ func TestCostsRoundTrip(t *testing.T) {
 // TestLoadCostsRefuses: every refusal names the file, the line, the key
 // and what was expected.
 func TestLoadCostsRefuses(t *testing.T) {
-	good := "point_ns: 1.1\nflop_ns: 0.9\nbyte_ns: 0.1\nfork_ns: 600\nmem_bytes_per_ns: 10\npoint_bytes: 16\ncall_ns: 300\neager_limit: 4096\n"
+	good := "point_ns: 1.1\nflop_ns: 0.9\nbyte_ns: 0.1\nfork_ns: 600\nmem_bytes_per_ns: 10\npoint_bytes: 16\ncall_ns: 300\neager_limit: 4096\nnoise_ns: 0\nnoise_frac: 0\n"
 	with := func(key, value string) string {
 		var out []string
 		for line := range strings.SplitSeq(strings.TrimSuffix(good, "\n"), "\n") {
@@ -83,7 +83,7 @@ func TestLoadCostsRefuses(t *testing.T) {
 		{"a scalar", "fast\n", `costs.yaml:1: expected a mapping of costs (point_ns: 1.1, ...), found the scalar "fast"`},
 		{"syntax", "point_ns: [1\n", "costs.yaml:"},
 		{"tab indent", "point_ns:\n\t1\n", "costs.yaml:2: found character that cannot start any token: expected a YAML mapping of costs"},
-		{"two documents", good + "---\npoint_ns: 1\n", "costs.yaml:9: a second YAML document: expected one mapping of costs"},
+		{"two documents", good + "---\npoint_ns: 1\n", "costs.yaml:11: a second YAML document: expected one mapping of costs"},
 		{"not a number", with("point_ns", "fast"), `costs.yaml:1: point_ns: "fast": expected a number`},
 		{"a bool", with("flop_ns", "true"), `costs.yaml:2: flop_ns: "true": expected a number`},
 		{"null", with("byte_ns", ""), `costs.yaml:3: byte_ns: "": expected a number`},
@@ -97,9 +97,9 @@ func TestLoadCostsRefuses(t *testing.T) {
 		{"eager float", with("eager_limit", "4096.5"), `costs.yaml:8: eager_limit: "4096.5": expected an integer (bytes)`},
 		{"eager overflow", with("eager_limit", "99999999999999999999"), `costs.yaml:8: eager_limit: "99999999999999999999": expected an integer (bytes)`},
 		{"eager negative", with("eager_limit", "-5"), "costs.yaml:8: eager_limit: -5: expected 0 or more bytes"},
-		{"unknown key", good + "speed: 3\n", `costs.yaml:9: unknown key "speed": expected one of point_ns, flop_ns, byte_ns, fork_ns, mem_bytes_per_ns, point_bytes, call_ns, eager_limit`},
-		{"key not a scalar", good + "[a]: 3\n", "costs.yaml:9: a key that is a list: expected one of point_ns"},
-		{"repeated", good + "point_ns: 2\n", "costs.yaml:9: point_ns: repeated (first on line 1)"},
+		{"unknown key", good + "speed: 3\n", `costs.yaml:11: unknown key "speed": expected one of point_ns, flop_ns, byte_ns, fork_ns, mem_bytes_per_ns, point_bytes, call_ns, eager_limit`},
+		{"key not a scalar", good + "[a]: 3\n", "costs.yaml:11: a key that is a list: expected one of point_ns"},
+		{"repeated", good + "point_ns: 2\n", "costs.yaml:11: point_ns: repeated (first on line 1)"},
 		{"missing", without("flop_ns"), "costs.yaml:1: missing flop_ns: every key is required (point_ns, flop_ns,"},
 		{"missing two", strings.Replace(without("call_ns"), "flop_ns: 0.9\n", "", 1), "costs.yaml:1: missing flop_ns, call_ns: every key is required"},
 		{"alias", "a: &x 1\n", `costs.yaml:1: unknown key "a"`},

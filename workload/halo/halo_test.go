@@ -3,6 +3,7 @@ package halo
 import (
 	"crypto/sha256"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -118,5 +119,24 @@ func TestLargeRing(t *testing.T) {
 	}
 	if fracs[1] <= fracs[0] {
 		t.Errorf("wait_frac %.3f at T=1, %.3f at T=32: want it to grow as the interior shrinks", fracs[0], fracs[1])
+	}
+}
+
+// TestNoiseWaits: two ranks whose interiors spread with σ wait for each
+// other σ/√π on average in phase_blk, besides the exchange, as the
+// calibration assumes.
+func TestNoiseWaits(t *testing.T) {
+	p := params(phasegap.ModeBlk, 2, 1)
+	p.Iters = 2000
+	// A 1 µs link: the exchange is short beside the spread (on one
+	// machine's shared memory too), which the calibration neglects.
+	quiet, _ := runSim(t, p, DefaultCosts(), time.Microsecond, 0)
+	c := DefaultCosts()
+	c.NoiseNS = 20_000
+	noisy, _ := runSim(t, p, c, time.Microsecond, 0)
+	want := 20.0 / math.Sqrt(math.Pi) // µs
+	t.Logf("wait: quiet %.2f µs, noisy %.2f µs (σ/√π = %.2f)", quiet.TWait.Avg, noisy.TWait.Avg, want)
+	if got := noisy.TWait.Avg - quiet.TWait.Avg; math.Abs(got-want) > 0.1*want {
+		t.Errorf("wait %.2f µs quiet, %.2f µs with σ 20 µs: want %.2f more, within 10 %%", quiet.TWait.Avg, noisy.TWait.Avg, want)
 	}
 }

@@ -52,7 +52,12 @@ type Rank struct {
 	received map[int]uint8 // on the wire, not yet noticed
 	// ctsFor[it] has bit dir set once the receiver cleared the halo
 	// travelling dir to be sent (rendezvous).
-	ctsFor   map[int]uint8
+	ctsFor map[int]uint8
+	// sentData[it] has bit dir set once the halo travelling dir for
+	// iteration it has left: at the post when eager, on the clear to send
+	// when by rendezvous. A wait completes only with its sends (MPI's
+	// Waitall completes the send requests too).
+	sentData map[int]uint8
 	started  bool // the first iteration began
 	isPosted bool // the current iteration's exchange was started
 	waiting  bool // in the completion phase, until both halos are here
@@ -83,7 +88,7 @@ func New(p phasegap.Params, ranks int, costs Costs) (*Rank, error) {
 	if err := costs.Validate(); err != nil {
 		return nil, err
 	}
-	return &Rank{p: p, d: d, costs: costs, port: Port, arrived: map[int]uint8{}, received: map[int]uint8{}, ctsFor: map[int]uint8{}}, nil
+	return &Rank{p: p, d: d, costs: costs, port: Port, arrived: map[int]uint8{}, received: map[int]uint8{}, ctsFor: map[int]uint8{}, sentData: map[int]uint8{}}, nil
 }
 
 // Spin makes the rank's modelled work exact on a world whose timers fire
@@ -222,6 +227,9 @@ func (r *Rank) send(kind byte, dir, it, size int) {
 	}
 	msg := r.buf[:headerSize+size]
 	msg[0], msg[1] = kind, byte(dir)
+	if kind == kindData {
+		r.sentData[it] |= 1 << dir
+	}
 	binary.BigEndian.PutUint32(msg[2:], uint32(it))
 	if r.self {
 		// A ring of one: the message is at once the rank's own.
@@ -289,9 +297,10 @@ func (r *Rank) progress() {
 		r.arrived[it] |= bits
 		delete(r.received, it)
 	}
-	if !r.done && r.arrived[r.iter] == 3 && r.posted() {
+	if !r.done && r.arrived[r.iter] == 3 && r.sentData[r.iter] == 3 && r.posted() {
 		r.done, r.doneAt = true, r.now()
 		delete(r.arrived, r.iter)
+		delete(r.sentData, r.iter)
 		if r.waiting {
 			r.waiting = false
 			r.inMPI = false

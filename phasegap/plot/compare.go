@@ -1,0 +1,180 @@
+package plot
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/chronosync/chronosync/phasegap/report"
+)
+
+// ComparedFigures are the columns Compare sets side by side, model
+// against measurement.
+func ComparedFigures() []string {
+	return []string{"t_interior_mean_avg", "t_wait_mean_avg", "wait_frac", "overlap_ratio", "t_iter_mean"}
+}
+
+// Pair is one configuration measured on MPI and predicted by the
+// simulator's model.
+type Pair struct {
+	Config   string    // P, T, H, F, B, mode
+	Measured []float64 // in the order of ComparedFigures
+	Model    []float64
+	// RelErr is (model − measured) / measured per figure; NaN where the
+	// measurement is 0.
+	RelErr []float64
+}
+
+// Comparison is the model against MPI over every configuration both ran.
+type Comparison struct {
+	Pairs []Pair
+	// Median and Worst are over the pairs, of |RelErr|, per figure; Worst
+	// names its configuration.
+	Median    []float64
+	Worst     []float64
+	WorstAt   []string
+	Unmatched int // MPI runs the model did not run
+}
+
+// configKey identifies a configuration across transports.
+func configKey(r report.Record) string {
+	var b strings.Builder
+	for _, c := range []string{"P", "T", "H", "flops_per_point", "bytes_per_point", "mode", "progress", "N", "kernel", "timesteps", "iters", "warmup", "poll_every"} {
+		b.WriteString(r.Str(c) + "|")
+	}
+	return b.String()
+}
+
+// Compare pairs the MPI runs with the simulator's runs of the same
+// configuration (several runs of one configuration on one side are
+// averaged) and measures the model's relative error.
+func Compare(records []report.Record) (Comparison, error) {
+	compared := ComparedFigures()
+	type side struct {
+		label string
+		sum   []float64
+		n     int
+	}
+	sides := map[string]map[string]*side{report.WorldMPI: {}, report.WorldSim: {}}
+	for _, r := range records {
+		m, ok := sides[r.Transport()]
+		if !ok || r.Str("impairment") != "none" {
+			continue
+		}
+		k := configKey(r)
+		s := m[k]
+		if s == nil {
+			s = &side{label: fmt.Sprintf("P=%s T=%s H=%s F=%s %s", r.Str("P"), r.Str("T"), r.Str("H"), r.Str("flops_per_point"), r.Str("mode")),
+				sum: make([]float64, len(compared))}
+			m[k] = s
+		}
+		for i, c := range compared {
+			v, err := r.Float(c)
+			if err != nil {
+				return Comparison{}, err
+			}
+			s.sum[i] += v
+		}
+		s.n++
+	}
+	var c Comparison
+	keys := make([]string, 0, len(sides[report.WorldMPI]))
+	for k := range sides[report.WorldMPI] {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		meas, model := sides[report.WorldMPI][k], sides[report.WorldSim][k]
+		if model == nil {
+			c.Unmatched++
+			continue
+		}
+		p := Pair{Config: meas.label}
+		for i := range compared {
+			a, b := meas.sum[i]/float64(meas.n), model.sum[i]/float64(model.n)
+			p.Measured, p.Model = append(p.Measured, a), append(p.Model, b)
+			e := math.NaN()
+			if a != 0 {
+				e = (b - a) / a
+			}
+			p.RelErr = append(p.RelErr, e)
+		}
+		c.Pairs = append(c.Pairs, p)
+	}
+	slices.SortStableFunc(c.Pairs, func(a, b Pair) int { return cmp.Compare(a.Config, b.Config) })
+	for i := range compared {
+		var errs []float64
+		worst, at := math.NaN(), ""
+		for _, p := range c.Pairs {
+			if e := math.Abs(p.RelErr[i]); !math.IsNaN(e) {
+				errs = append(errs, e)
+				if math.IsNaN(worst) || e > worst {
+					worst, at = e, p.Config
+				}
+			}
+		}
+		c.Median, c.Worst, c.WorstAt = append(c.Median, median(errs)), append(c.Worst, worst), append(c.WorstAt, at)
+	}
+	return c, nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Sorted(slices.Values(v))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Markdown writes the comparison as a table (measured / model / error per
+// figure) and the medians and worst cases.
+func (c Comparison) Markdown() string {
+	compared := ComparedFigures()
+	var b strings.Builder
+	b.WriteString("| configuration |")
+	for _, f := range compared {
+		fmt.Fprintf(&b, " %s MPI | model | error |", f)
+	}
+	b.WriteString("\n|---|")
+	b.WriteString(strings.Repeat("---:|---:|---:|", len(compared)))
+	b.WriteString("\n")
+	for _, p := range c.Pairs {
+		fmt.Fprintf(&b, "| %s |", p.Config)
+		for i := range compared {
+			fmt.Fprintf(&b, " %s | %s | %s |", figure(p.Measured[i]), figure(p.Model[i]), pct(p.RelErr[i]))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	for i, f := range compared {
+		fmt.Fprintf(&b, "- %s: median |error| %.0f %%, worst %.0f %% (%s)\n", f, 100*c.Median[i], 100*c.Worst[i], c.WorstAt[i])
+	}
+	if c.Unmatched > 0 {
+		fmt.Fprintf(&b, "- %d MPI configurations had no simulated run\n", c.Unmatched)
+	}
+	return b.String()
+}
+
+func figure(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "–"
+	case math.Abs(v) >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case math.Abs(v) >= 1:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+func pct(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return fmt.Sprintf("%+.0f %%", 100*v)
+}
