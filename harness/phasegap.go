@@ -8,9 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/phasegap"
 	"github.com/chronosync/chronosync/phasegap/report"
 	"github.com/chronosync/chronosync/scenario"
@@ -50,6 +53,33 @@ type phasegapProtocol struct {
 	done      chan struct{}
 	sum       *PhasegapSummary
 	spin      time.Duration // halo.Rank.Spin: realSpin on the real backend
+	// streamless are the link settings of the ring's edges that the
+	// simulator's streams do not apply (they take a link's delay and
+	// rate only): a simulated run says it ignored them.
+	streamless []string
+}
+
+// streamless lists the settings of the ring's links that the simulator's
+// streams ignore: jitter, loss, duplication, corruption, reordering, cross
+// traffic. A stream is reliable and ordered; its messages take the link's
+// delay and its rate's serialisation only.
+func streamless(r *scenario.Resolved) []string {
+	var out []string
+	add := func(name string, on bool) {
+		if on && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	for _, e := range r.Edges {
+		l := e.Link
+		add("jitter", l.Jitter > 0)
+		add("loss", l.Loss != (netem.Loss{}))
+		add("duplicate", l.Duplicate > 0)
+		add("corrupt", l.Corrupt > 0)
+		add("reorder", l.Reorder > 0)
+		add("cross_traffic", l.Cross != (netem.CrossTraffic{}))
+	}
+	return out
 }
 
 // realSpin is how early a real run's rank wakes before its modelled work
@@ -78,6 +108,9 @@ type PhasegapSummary struct {
 	WaitFrac     float64 `json:"wait_frac"`
 	WaitSkew     float64 `json:"wait_skew"`
 	OverlapRatio float64 `json:"overlap_ratio"`
+	// Ignored are the link settings a simulated run did not apply to
+	// the halos (see streamless); the run is then degraded.
+	Ignored []string `json:"ignored_link_settings,omitempty"`
 }
 
 func newPhasegapProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*phasegapProtocol, error) {
@@ -98,6 +131,7 @@ func newPhasegapProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*phasegap
 		}
 		p.costsFrom = fmt.Sprintf("sha256:%x", sha256.Sum256(p.costsYAML))[:19]
 	}
+	p.streamless = streamless(r)
 	p.left.Store(int32(len(r.Nodes)))
 	return p, nil
 }
@@ -216,6 +250,9 @@ func (p *phasegapProtocol) finish() error {
 	row := report.Aggregate(cfg, sums, 0)
 	sum.TIter, sum.TInterior, sum.TWait, sum.TCommWindow = row.TIterMean, row.TInterior.Avg, row.TWait.Avg, row.TCommWindow.Avg
 	sum.WaitFrac, sum.WaitSkew, sum.OverlapRatio = row.WaitFrac, row.WaitSkew, row.OverlapRatio
+	if p.w.Backend() == "sim" {
+		sum.Ignored = p.streamless
+	}
 	p.sum = sum
 	write := func(name string, f func(io.Writer) error) error {
 		var b bytes.Buffer
@@ -249,6 +286,10 @@ func judgePhasegap(cs *conditions, s *Summary) {
 		why += "; " + pg.Failed[0]
 	}
 	cs.check("phasegap ranks that did not finish", float64(pg.Ranks-pg.Finished), 0, "", why)
+	if len(pg.Ignored) > 0 {
+		cs.check("link settings the simulator's streams ignore", float64(len(pg.Ignored)), 0, "",
+			strings.Join(pg.Ignored, ", ")+": the halos are stream messages, which take a link's delay and rate only (run it with --backend=real)")
+	}
 }
 
 // printPhasegap writes a phasegap run's figures.

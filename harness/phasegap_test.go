@@ -98,6 +98,23 @@ func TestPhasegapSim(t *testing.T) {
 	}
 }
 
+// TestPhasegapIgnoredLinks: the simulator's streams take a link's delay
+// and rate only; a simulated run on links with jitter or loss says it
+// ignored them and is degraded.
+func TestPhasegapIgnoredLinks(t *testing.T) {
+	for _, tc := range []struct{ preset, want string }{{"loss_0.1", "loss"}, {"jitter_5ms_2ms", "jitter"}} {
+		res := runOnce(t, parse(t, pg(tc.preset, "phase_nb")), Options{})
+		var out bytes.Buffer
+		res.Print(&out)
+		if res.Summary.Status != StatusDegraded || !strings.Contains(out.String(), "warning: link settings the simulator's streams ignore 1 > 0 ("+tc.want+": the halos are stream messages") {
+			t.Errorf("%s: status %s:\n%s", tc.preset, res.Summary.Status, out.String())
+		}
+	}
+	if res := runOnce(t, parse(t, pg("bw_100mbit", "phase_nb")), Options{}); res.Summary.Status != StatusOK {
+		t.Errorf("a rate, which streams do model: status %s", res.Summary.Status)
+	}
+}
+
 // TestPhasegapDeterminism: the same phasegap scenario gives the same
 // bytes under GOMAXPROCS 1 and 2, and its run directory replays.
 func TestPhasegapDeterminism(t *testing.T) {

@@ -13,8 +13,9 @@ import (
 // Knee finds a series' knee: taken in ascending T, the first point k whose
 // exposed wait grew by more than its interior shrank since the point
 // before, t_wait(T_k) − t_wait(T_{k−1}) > t_interior(T_{k−1}) −
-// t_interior(T_k): from there on, more threads expose more waiting than
-// they save computing. points need not be sorted; a step with a NaN time
+// t_interior(T_k), the wait having grown at all: from there on, more
+// threads expose more waiting than they save computing. points need not
+// be sorted; a step with a NaN time
 // is no knee. ok is false when no step qualifies (or there is only one
 // point).
 func Knee(points []Point) (knee Point, ok bool) {
@@ -23,7 +24,9 @@ func Knee(points []Point) (knee Point, ok bool) {
 	for k := 1; k < len(ps); k++ {
 		grew := ps[k].TWait - ps[k-1].TWait
 		shrank := ps[k-1].TInterior - ps[k].TInterior
-		if grew > shrank {
+		// The wait must grow: a step where the interior grows (a fork's
+		// cost at a memory ceiling) and the wait stays is no knee.
+		if grew > 0 && grew > shrank {
 			return ps[k], true
 		}
 	}

@@ -29,6 +29,7 @@ func TestKnee(t *testing.T) {
 		{"knee later", pts([3]float64{1, 10, 400}, [3]float64{2, 20, 200}, [3]float64{4, 150, 100}, [3]float64{8, 300, 90}), 4},
 		{"flat", pts([3]float64{1, 50, 100}, [3]float64{2, 50, 100}, [3]float64{4, 50, 100}), 0},
 		{"equal growth is no knee", pts([3]float64{1, 10, 100}, [3]float64{2, 30, 80}), 0},
+		{"an interior that grows while the wait stays is no knee", pts([3]float64{1, 20, 300}, [3]float64{2, 20, 301}), 0},
 		{"unsorted T", pts([3]float64{8, 300, 90}, [3]float64{1, 10, 400}, [3]float64{4, 150, 100}, [3]float64{2, 20, 200}), 4},
 		{"NaN step skipped", pts([3]float64{1, 10, 400}, [3]float64{2, nan, 200}, [3]float64{4, 400, 100}), 0},
 	} {

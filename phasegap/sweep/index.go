@@ -28,11 +28,31 @@ var figures = indexColumns[15:]
 // key identifies a point across calls.
 func key(p Point) string { return p.Sweep + "/" + p.Transport + "/" + p.ID() }
 
-// writeIndex writes the index atomically.
-func writeIndex(path, matrix string, entries []Entry) error {
+// index is a previous call's index: each point's line by key, in order.
+type index struct {
+	keys  []string
+	lines map[string][]string
+}
+
+// status is a point's status in the index, "" if it has none.
+func (ix index) status(k string) string {
+	if l, ok := ix.lines[k]; ok {
+		return l[4]
+	}
+	return ""
+}
+
+// writeIndex writes the index atomically: entries, then the lines of old
+// whose points this call did not plan (other transports, left out with
+// --transports), as they were.
+func writeIndex(path, matrix string, entries []Entry, old index) error {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	w.Write(indexColumns)
+	planned := map[string]bool{}
+	for _, e := range entries {
+		planned[key(e.Point)] = true
+	}
 	for _, e := range entries {
 		q := e.Params
 		rec := []string{matrix, e.Sweep, e.Transport, e.ID(), e.Status, e.Reason, e.Dir,
@@ -47,6 +67,11 @@ func writeIndex(path, matrix string, entries []Entry) error {
 		}
 		w.Write(rec)
 	}
+	for _, k := range old.keys {
+		if !planned[k] {
+			w.Write(old.lines[k])
+		}
+	}
 	w.Flush()
 	if err := w.Error(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -54,28 +79,29 @@ func writeIndex(path, matrix string, entries []Entry) error {
 	return renameio.WriteFile(path, b.Bytes(), 0o644)
 }
 
-// readIndex reads a previous call's statuses by point key; no index is
-// an empty one.
-func readIndex(path string) (map[string]string, error) {
+// readIndex reads a previous call's index; no index is an empty one.
+func readIndex(path string) (index, error) {
+	ix := index{lines: map[string][]string{}}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]string{}, nil
+		return ix, nil
 	}
 	if err != nil {
-		return nil, err
+		return ix, err
 	}
 	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w (delete it to rebuild it from the run directories)", path, err)
+		return ix, fmt.Errorf("%s: %w (delete it to rebuild it from the run directories)", path, err)
 	}
 	if len(recs) == 0 || len(recs[0]) != len(indexColumns) || recs[0][0] != indexColumns[0] {
-		return nil, fmt.Errorf("%s:1: not a sweep index of this version (delete it to rebuild it from the run directories)", path)
+		return ix, fmt.Errorf("%s:1: not a sweep index of this version (delete it to rebuild it from the run directories)", path)
 	}
-	out := map[string]string{}
 	for _, r := range recs[1:] {
-		if len(r) == len(indexColumns) {
-			out[r[1]+"/"+r[2]+"/"+r[3]] = r[4]
+		k := r[1] + "/" + r[2] + "/" + r[3]
+		if _, dup := ix.lines[k]; !dup {
+			ix.keys = append(ix.keys, k)
 		}
+		ix.lines[k] = r
 	}
-	return out, nil
+	return ix, nil
 }

@@ -90,7 +90,7 @@ func Run(ctx context.Context, m *Matrix, out string, r Runner, progress, log io.
 		dir := pt.Dir(out)
 		if results, ok := finished(dir); ok {
 			e.Status, e.Kept = "ok", true
-			if prev, ok := old[key(pt)]; ok && prev != "" {
+			if prev := old.status(key(pt)); prev != "" && prev != StatusPending && prev != StatusFailed {
 				e.Status = prev
 			}
 			if e.Results, err = readRow(results); err != nil {
@@ -124,14 +124,14 @@ func Run(ctx context.Context, m *Matrix, out string, r Runner, progress, log io.
 			}
 		}
 		fmt.Fprintf(log, "[%d/%d] %s %s %s: %s%s\n", i+1, len(plan), pt.Sweep, pt.Transport, pt.ID(), e.Status, e.summary())
-		if err := writeIndex(filepath.Join(out, IndexFile), m.Name, o.Entries); err != nil {
+		if err := writeIndex(filepath.Join(out, IndexFile), m.Name, o.Entries, old); err != nil {
 			return o, err
 		}
 		if e.Status != StatusPending {
 			bar.done()
 		}
 	}
-	if err := writeIndex(filepath.Join(out, IndexFile), m.Name, o.Entries); err != nil {
+	if err := writeIndex(filepath.Join(out, IndexFile), m.Name, o.Entries, old); err != nil {
 		return o, err
 	}
 	if ctx.Err() != nil {

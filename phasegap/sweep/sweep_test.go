@@ -190,3 +190,30 @@ func TestResume(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexKeepsOtherTransports: a call that runs only some transports
+// keeps the other transports' lines of the index.
+func TestIndexKeepsOtherTransports(t *testing.T) {
+	m, err := Parse([]byte(matrixYAML), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Sweeps = m.Sweeps[:1]
+	out := t.TempDir()
+	if _, err := Run(context.Background(), m, out, &fakeRunner{}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	m.Transports = []string{TransportSim}
+	f := &fakeRunner{}
+	if _, err := Run(context.Background(), m, out, f, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows := readIndexRows(t, out)
+	n := map[string]int{}
+	for _, r := range rows {
+		n[r[2]]++
+	}
+	if len(f.ran) != 0 || n[TransportSim] != 4 || n[TransportMPI] != 4 {
+		t.Errorf("ran %v; index lines by transport %v, want 4 sim (kept) and 4 mpi (from before)", f.ran, n)
+	}
+}
