@@ -161,7 +161,7 @@ func TestPhasegapUnfinished(t *testing.T) {
 func TestPhasegapCosts(t *testing.T) {
 	dir := t.TempDir()
 	runWith := func(pointNS string) *Result {
-		costs := "point_ns: " + pointNS + "\nflop_ns: 0.9\nbyte_ns: 0.1\nfork_ns: 0\nmem_bytes_per_ns: 0\npoint_bytes: 16\ncall_ns: 300\neager_limit: 4096\nnoise_ns: 0\nnoise_frac: 0\n"
+		costs := "point_ns: " + pointNS + "\nflop_ns: 0.9\nbyte_ns: 0.1\nfork_ns: 0\nmem_bytes_per_ns: 0\npoint_bytes: 16\ncall_ns: 300\neager_limit: 4096\nimbalance_ns: 0\nimbalance_frac: 0\n"
 		if err := os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(costs), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,12 @@ type Comparison struct {
 	Worst     []float64
 	WorstAt   []string
 	Unmatched int // MPI runs the model did not run
+	// Repeat is, per figure, the median over the MPI runs of a
+	// configuration measured more than once of |run − the mean of its
+	// runs| / that mean: how well the measurement repeats itself, the
+	// floor under any model's error. RepeatRuns counts those runs.
+	Repeat     []float64
+	RepeatRuns int
 }
 
 // configKey identifies a configuration across transports.
@@ -55,6 +61,7 @@ func Compare(records []report.Record) (Comparison, error) {
 	type side struct {
 		label string
 		sum   []float64
+		runs  [][]float64 // each run's figures
 		n     int
 	}
 	sides := map[string]map[string]*side{report.WorldMPI: {}, report.WorldSim: {}}
@@ -70,13 +77,16 @@ func Compare(records []report.Record) (Comparison, error) {
 				sum: make([]float64, len(compared))}
 			m[k] = s
 		}
+		run := make([]float64, len(compared))
 		for i, c := range compared {
 			v, err := r.Float(c)
 			if err != nil {
 				return Comparison{}, err
 			}
 			s.sum[i] += v
+			run[i] = v
 		}
+		s.runs = append(s.runs, run)
 		s.n++
 	}
 	var c Comparison
@@ -104,6 +114,25 @@ func Compare(records []report.Record) (Comparison, error) {
 		c.Pairs = append(c.Pairs, p)
 	}
 	slices.SortStableFunc(c.Pairs, func(a, b Pair) int { return cmp.Compare(a.Config, b.Config) })
+	devs := make([][]float64, len(compared))
+	for _, k := range keys {
+		s := sides[report.WorldMPI][k]
+		if s.n < 2 {
+			continue
+		}
+		c.RepeatRuns += s.n
+		for i := range compared {
+			mean := s.sum[i] / float64(s.n)
+			for _, run := range s.runs {
+				if mean != 0 {
+					devs[i] = append(devs[i], math.Abs(run[i]-mean)/math.Abs(mean))
+				}
+			}
+		}
+	}
+	for i := range compared {
+		c.Repeat = append(c.Repeat, median(devs[i]))
+	}
 	for i := range compared {
 		var errs []float64
 		worst, at := math.NaN(), ""
@@ -152,7 +181,14 @@ func (c Comparison) Markdown() string {
 	}
 	b.WriteString("\n")
 	for i, f := range compared {
-		fmt.Fprintf(&b, "- %s: median |error| %.0f %%, worst %.0f %% (%s)\n", f, 100*c.Median[i], 100*c.Worst[i], c.WorstAt[i])
+		fmt.Fprintf(&b, "- %s: median |error| %.0f %%, worst %.0f %% (%s)", f, 100*c.Median[i], 100*c.Worst[i], c.WorstAt[i])
+		if c.RepeatRuns > 0 {
+			fmt.Fprintf(&b, "; repeated measurements differ from their mean by a median %.0f %%", 100*c.Repeat[i])
+		}
+		b.WriteString("\n")
+	}
+	if c.RepeatRuns > 0 {
+		fmt.Fprintf(&b, "- repeats: the median over the %d MPI runs of configurations measured more than once of |run − the mean of its repeats| / that mean\n", c.RepeatRuns)
 	}
 	if c.Unmatched > 0 {
 		fmt.Fprintf(&b, "- %d MPI configurations had no simulated run\n", c.Unmatched)

@@ -155,7 +155,7 @@ func Calibrate(rows []report.Record) (Costs, Fit, error) {
 	def := DefaultCosts()
 	var cal []calRow
 	var calls []float64
-	var noise []noiseRow
+	var imbalance []imbalanceRow
 	kernelAt := ""
 	for _, rec := range rows {
 		where := fmt.Sprintf("%s:%d", rec.File, rec.Line)
@@ -176,10 +176,13 @@ func Calibrate(rows []report.Record) (Costs, Fit, error) {
 			calls = append(calls, post*1e3/4)
 			fit.CallRows = append(fit.CallRows, where)
 		}
-		if nr, ok, err := noiseSample(rec, r); err != nil {
+		if nr, ok, err := imbalanceSample(rec, r); err != nil {
 			return Costs{}, Fit{}, err
 		} else if ok {
-			noise = append(noise, nr)
+			imbalance = append(imbalance, nr)
+			// The interior fit takes a fast rank's interior, which the
+			// model's costs give; the slow ranks' is the imbalance's.
+			r.y, r.MeasuredNS = nr.interior, nr.interior
 		}
 		kernel := rec.Str("kernel")
 		switch {
@@ -252,13 +255,13 @@ func Calibrate(rows []report.Record) (Costs, Fit, error) {
 		fit.Kept = append(fit.Kept, keptCall)
 	}
 	fit.Kept = append(fit.Kept, "eager_limit (these runs do not measure it; ompi_info --all | grep eager_limit shows OpenMPI's)")
-	if len(noise) > 0 {
-		c.NoiseNS, c.NoiseFrac = fitNoise(noise)
-		fit.Fitted = append(fit.Fitted, "noise_ns", "noise_frac")
-		fit.Notes = append(fit.Notes, fmt.Sprintf("noise from the waits of %d runs of phase_blk on P ≥ 2 ranks: σ = %.4g ns + %.4g × interior", len(noise), c.NoiseNS, c.NoiseFrac))
+	if len(imbalance) > 0 {
+		c.ImbalanceNS, c.ImbalanceFrac = fitImbalance(imbalance)
+		fit.Fitted = append(fit.Fitted, "imbalance_ns", "imbalance_frac")
+		fit.Notes = append(fit.Notes, fmt.Sprintf("imbalance from the interiors of %d runs on P ≥ 2 ranks (a slow rank's minus a fast one's; the interior fit takes the fast one's): %.4g ns + %.4g × interior", len(imbalance), c.ImbalanceNS, c.ImbalanceFrac))
 	} else {
-		fit.Kept = append(fit.Kept, "noise_ns (no run of phase_blk on P ≥ 2 ranks)",
-			"noise_frac (no run of phase_blk on P ≥ 2 ranks)")
+		fit.Kept = append(fit.Kept, "imbalance_ns (no run of phase_nb, phase_blk or phase_persist on P ≥ 2 ranks)",
+			"imbalance_frac (no run of phase_nb, phase_blk or phase_persist on P ≥ 2 ranks)")
 	}
 
 	// Residuals under the model itself.
@@ -750,38 +753,39 @@ func (r RowFit) String() string {
 		r.Where, r.Mode, r.Threads, r.N, r.Radius, r.Steps, r.Flops, r.Bytes, r.MeasuredNS/1e3, r.ModelNS/1e3, 100*r.Residual, bound)
 }
 
-// noiseRow is one run's evidence of the machine's noise: its interior and
-// the standard deviation of the interior its wait implies, in ns.
-type noiseRow struct{ interior, sigma float64 }
+// imbalanceRow is one run's evidence of the ranks' imbalance: the fast
+// rank's interior and how much longer the slow rank's is, in ns.
+type imbalanceRow struct{ interior, extra float64 }
 
-// noiseSample reads a run's noise: in phase_blk on P ≥ 2 ranks a rank
-// exchanges once its interior is done, and waits for its neighbour's
-// interior to be done too, then for the exchange itself, a few µs on one
-// machine's shared memory, which is neglected here. Two ranks whose
-// interiors spread normally with σ wait for each other σ/√π on average:
-// σ = t_wait·√π.
-func noiseSample(rec report.Record, r calRow) (noiseRow, bool, error) {
-	if r.Mode != phasegap.ModeBlk {
-		return noiseRow{}, false, nil
+// imbalanceSample reads a run's imbalance as the model has it (the odd
+// ranks slow, by the same time): on P ≥ 2 ranks t_interior_mean_max is a
+// slow rank's and t_interior_mean_avg the mean of all, so a slow rank's
+// interior is (max − avg)·P/⌊P/2⌋ longer than a fast one's, which is max
+// minus that. Modes without tests during the interior and without a
+// progress thread only: those add time the model charges elsewhere.
+func imbalanceSample(rec report.Record, r calRow) (imbalanceRow, bool, error) {
+	if !slices.Contains(interiorModes(), r.Mode) || rec.Str("progress") == "progress_thread" {
+		return imbalanceRow{}, false, nil
 	}
 	p, err := rec.Int("P")
 	if err != nil || p < 2 {
-		return noiseRow{}, false, err
+		return imbalanceRow{}, false, err
 	}
-	wait, err := rec.Float("t_wait_mean_avg")
-	if err != nil || math.IsNaN(wait) || wait < 0 || math.IsNaN(r.y) || r.y <= 0 {
-		return noiseRow{}, false, err
+	mx, err := rec.Float("t_interior_mean_max")
+	if err != nil || math.IsNaN(mx) || math.IsNaN(r.y) || r.y <= 0 || mx*1e3 < r.y {
+		return imbalanceRow{}, false, err
 	}
-	return noiseRow{interior: r.y, sigma: wait * 1e3 * math.Sqrt(math.Pi)}, true, nil
+	extra := (mx*1e3 - r.y) * float64(p) / float64(p/2)
+	return imbalanceRow{interior: mx*1e3 - extra, extra: extra}, true, nil
 }
 
-// fitNoise fits σ = a + b × interior by least squares, a and b at least
-// 0 (one pinned at 0 refits the other alone).
-func fitNoise(rows []noiseRow) (a, b float64) {
+// fitImbalance fits extra = a + b × interior by least squares, a and b at
+// least 0 (one pinned at 0 refits the other alone).
+func fitImbalance(rows []imbalanceRow) (a, b float64) {
 	n := float64(len(rows))
 	var sx, sy, sxx, sxy float64
 	for _, r := range rows {
-		sx, sy, sxx, sxy = sx+r.interior, sy+r.sigma, sxx+r.interior*r.interior, sxy+r.interior*r.sigma
+		sx, sy, sxx, sxy = sx+r.interior, sy+r.extra, sxx+r.interior*r.interior, sxy+r.interior*r.extra
 	}
 	det := n*sxx - sx*sx
 	if det > 0 {

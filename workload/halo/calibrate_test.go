@@ -235,12 +235,6 @@ func TestCalibrateSimulator(t *testing.T) {
 	}
 	want := truth
 	want.ByteNS = DefaultCosts().ByteNS // no run with bytes_per_point > 0
-	// phase_blk's wait is the 1 µs exchange, which the noise fit neglects:
-	// σ = wait·√π, about 1.8 µs at most.
-	if got.NoiseNS > 2000 || got.NoiseFrac > 1e-3 {
-		t.Errorf("noise %v ns + %v × interior from a quiet simulator; want under the exchange's", got.NoiseNS, got.NoiseFrac)
-	}
-	want.NoiseNS, want.NoiseFrac = got.NoiseNS, got.NoiseFrac
 	wantV, gotV := costValues(want), costValues(got)
 	for name, w := range wantV {
 		if math.Abs(gotV[name]-w) > 1e-6*w {
@@ -329,28 +323,29 @@ func TestCalibrateRefuses(t *testing.T) {
 	}
 }
 
-// TestCalibrateNoise: the waits of phase_blk on two ranks give the noise
-// that makes them: σ = t_wait·√π, fitted as noise_ns + noise_frac ×
-// interior.
-func TestCalibrateNoise(t *testing.T) {
+// TestCalibrateImbalance: on two ranks, the slow rank's longer interior
+// (t_interior_mean_max above the average) gives the imbalance, and the
+// interior fit takes the fast rank's, which the costs give.
+func TestCalibrateImbalance(t *testing.T) {
 	truth := trueCosts()
-	truth.NoiseNS, truth.NoiseFrac = 50_000, 0.04
+	truth.ImbalanceNS, truth.ImbalanceFrac = 50_000, 0.04
 	var rows []report.Row
 	for _, r := range grid([]string{phasegap.ModeNB, phasegap.ModeBlk}, []int{1, 2}, []int{2048, 204800}, []int{1}, []int{0, 16}, []int{0, 8}) {
 		row := synthRow(r, truth, nil, 0)
-		sigma := truth.NoiseNS + truth.NoiseFrac*row.TInterior.Avg*1e3
-		wait := sigma / math.Sqrt(math.Pi) / 1e3
-		row.TWait = report.AvgMax{Avg: wait, Max: wait}
+		fast := row.TInterior.Avg
+		slow := fast + (truth.ImbalanceNS+truth.ImbalanceFrac*fast*1e3)/1e3
+		row.TInterior = report.AvgMax{Avg: (fast + slow) / 2, Max: slow}
 		rows = append(rows, row)
 	}
 	got, fit, err := Calibrate(records(t, rows))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(got.NoiseNS-truth.NoiseNS) > 1e-6*truth.NoiseNS || math.Abs(got.NoiseFrac-truth.NoiseFrac) > 1e-6 {
-		t.Errorf("noise %v ns + %v × interior, want %v + %v; notes %q", got.NoiseNS, got.NoiseFrac, truth.NoiseNS, truth.NoiseFrac, fit.Notes)
+	if math.Abs(got.ImbalanceNS-truth.ImbalanceNS) > 1e-6*truth.ImbalanceNS || math.Abs(got.ImbalanceFrac-truth.ImbalanceFrac) > 1e-6 ||
+		math.Abs(got.PointNS-truth.PointNS) > 1e-6*truth.PointNS {
+		t.Errorf("imbalance %v ns + %v × interior, point_ns %v; want %v + %v, %v; notes %q", got.ImbalanceNS, got.ImbalanceFrac, got.PointNS, truth.ImbalanceNS, truth.ImbalanceFrac, truth.PointNS, fit.Notes)
 	}
-	if !slices.Contains(fit.Fitted, "noise_ns") || !slices.ContainsFunc(fit.Notes, func(n string) bool { return strings.HasPrefix(n, "noise from the waits of 8 runs of phase_blk") }) {
+	if !slices.Contains(fit.Fitted, "imbalance_ns") || !slices.ContainsFunc(fit.Notes, func(n string) bool { return strings.HasPrefix(n, "imbalance from the interiors of 16 runs") }) {
 		t.Errorf("fitted %q, notes %q", fit.Fitted, fit.Notes)
 	}
 }

@@ -40,14 +40,15 @@ type Costs struct {
 	// EagerLimit is the largest message sent eagerly, in bytes; a larger
 	// one goes by rendezvous.
 	EagerLimit int `yaml:"eager_limit" json:"eager_limit"`
-	// NoiseNS and NoiseFrac are the spread of a rank's interior from one
-	// iteration to the next (a shared machine's interruptions): each
-	// iteration's interior gets a normal deviation of standard deviation
-	// NoiseNS + NoiseFrac × the interior, drawn from the rank's own random
-	// stream. Ranks that drift apart so wait for each other, as measured
-	// ranks do; 0 and 0, the defaults, model a quiet machine.
-	NoiseNS   float64 `yaml:"noise_ns" json:"noise_ns"`
-	NoiseFrac float64 `yaml:"noise_frac" json:"noise_frac"`
+	// ImbalanceNS and ImbalanceFrac are how much longer the interior of
+	// a slow rank is than a fast one's: ImbalanceNS + ImbalanceFrac × the
+	// interior. Measured ranks on a shared machine do not run at one
+	// speed (on this VM's two CPUs one of two ranks shares its CPU with
+	// more of the rest); the faster rank then waits for the slower one
+	// every iteration, whatever the mode. The model makes the odd ranks
+	// the slow ones. 0 and 0, the defaults, model ranks of one speed.
+	ImbalanceNS   float64 `yaml:"imbalance_ns" json:"imbalance_ns"`
+	ImbalanceFrac float64 `yaml:"imbalance_frac" json:"imbalance_frac"`
 }
 
 // DefaultCosts are this machine's orders of magnitude (docs/phasegap.md):
@@ -64,7 +65,7 @@ func (c Costs) Validate() error {
 		v    float64
 	}{{"point_ns", c.PointNS}, {"flop_ns", c.FlopNS}, {"byte_ns", c.ByteNS}, {"fork_ns", c.ForkNS},
 		{"mem_bytes_per_ns", c.MemBytesPerNS}, {"point_bytes", c.PointBytes}, {"call_ns", c.CallNS},
-		{"noise_ns", c.NoiseNS}, {"noise_frac", c.NoiseFrac}} {
+		{"imbalance_ns", c.ImbalanceNS}, {"imbalance_frac", c.ImbalanceFrac}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 || f.v > 1e12 {
 			return fmt.Errorf("costs: %s %v: expected a finite number from 0 to 1e12", f.name, f.v)
 		}

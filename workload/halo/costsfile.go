@@ -38,8 +38,8 @@ func costFields(c *Costs) []costField {
 		{name: "point_bytes", f: &c.PointBytes},
 		{name: "call_ns", f: &c.CallNS},
 		{name: "eager_limit", i: &c.EagerLimit},
-		{name: "noise_ns", f: &c.NoiseNS},
-		{name: "noise_frac", f: &c.NoiseFrac},
+		{name: "imbalance_ns", f: &c.ImbalanceNS},
+		{name: "imbalance_frac", f: &c.ImbalanceFrac},
 	}
 }
 
@@ -55,8 +55,8 @@ func costNames() []string {
 
 // LoadCosts reads the costs file at path, as WriteCosts writes it: a YAML
 // mapping with every key of Costs (point_ns, flop_ns, byte_ns, fork_ns,
-// mem_bytes_per_ns, point_bytes, call_ns, eager_limit, noise_ns,
-// noise_frac), each once, each a
+// mem_bytes_per_ns, point_bytes, call_ns, eager_limit, imbalance_ns,
+// imbalance_frac), each once, each a
 // number (eager_limit an integer), and nothing else; comments are free.
 // Every key is required: a file that left one out would silently take a
 // value nobody calibrated. The costs must pass Costs.Validate. Errors name

@@ -56,7 +56,7 @@ func TestCostsRoundTrip(t *testing.T) {
 // TestLoadCostsRefuses: every refusal names the file, the line, the key
 // and what was expected.
 func TestLoadCostsRefuses(t *testing.T) {
-	good := "point_ns: 1.1\nflop_ns: 0.9\nbyte_ns: 0.1\nfork_ns: 600\nmem_bytes_per_ns: 10\npoint_bytes: 16\ncall_ns: 300\neager_limit: 4096\nnoise_ns: 0\nnoise_frac: 0\n"
+	good := "point_ns: 1.1\nflop_ns: 0.9\nbyte_ns: 0.1\nfork_ns: 600\nmem_bytes_per_ns: 10\npoint_bytes: 16\ncall_ns: 300\neager_limit: 4096\nimbalance_ns: 0\nimbalance_frac: 0\n"
 	with := func(key, value string) string {
 		var out []string
 		for line := range strings.SplitSeq(strings.TrimSuffix(good, "\n"), "\n") {

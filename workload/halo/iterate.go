@@ -54,7 +54,7 @@ func (r *Rank) startExchange() {
 // tests (nb_test, omp_tasks without a progress thread), in chunks of
 // PollEvery points of the master's share with a test after each.
 func (r *Rank) interior() {
-	total := r.noisy(r.costs.interior(r.p.N, r.p.Threads, r.d.Radius, r.p.Timesteps, r.p.Flops, r.p.Bytes))
+	total := r.slowed(r.costs.interior(r.p.N, r.p.Threads, r.d.Radius, r.p.Timesteps, r.p.Flops, r.p.Bytes))
 	polling := (r.p.Mode == phasegap.ModeNBTest || r.p.Mode == phasegap.ModeTasks) && r.p.Progress != "progress_thread"
 	if !polling || total == 0 {
 		r.after(total, r.afterInterior)
@@ -161,15 +161,11 @@ func (r *Rank) after(d time.Duration, f func()) {
 	})
 }
 
-// noisy is an iteration's interior with the machine's noise (Costs.NoiseNS,
-// NoiseFrac): a normal deviation from the rank's random stream, kept
-// within half the interior either way.
-func (r *Rank) noisy(d time.Duration) time.Duration {
-	sigma := r.costs.NoiseNS + r.costs.NoiseFrac*float64(d)
-	if sigma <= 0 || d <= 0 {
+// slowed is the interior d of this rank: an odd rank's is longer by the
+// machine's imbalance (Costs.ImbalanceNS, ImbalanceFrac).
+func (r *Rank) slowed(d time.Duration) time.Duration {
+	if r.env.Node()%2 == 0 || d <= 0 {
 		return d
 	}
-	dev := sigma * r.env.Rand().NormFloat64()
-	dev = max(-float64(d)/2, min(float64(d)/2, dev))
-	return d + time.Duration(dev)
+	return d + time.Duration(r.costs.ImbalanceNS+r.costs.ImbalanceFrac*float64(d))
 }
