@@ -215,8 +215,12 @@ func TestPhasegapReal(t *testing.T) {
 	if row.Transport() != report.WorldReal {
 		t.Errorf("transport %s", row.Transport())
 	}
-	if w := fig(t, row, "t_wait_mean_avg"); w < 1000 || w > 5000 {
-		t.Errorf("phase_blk over the shaper's 1 ms links waits %.0f µs, want 1 ms and some", w)
+	// The link's 1 ms is a floor; the ceiling holds only for a run that
+	// says it honoured its scenario (a busy machine delays the shaper's
+	// releases, and the run then says it is degraded).
+	w := fig(t, row, "t_wait_mean_avg")
+	if w < 1000 || (w > 5000 && s.Status == StatusOK) {
+		t.Errorf("phase_blk over the shaper's 1 ms links waits %.0f µs (status %s), want 1 ms and some", w, s.Status)
 	}
 }
 
