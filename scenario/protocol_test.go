@@ -135,15 +135,7 @@ func TestProtocolBuiltInCode(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := base
 			s.Protocol = tt.protocol
-			err := s.Validate()
-			switch {
-			case tt.err == "" && err != nil:
-				t.Fatalf("Validate: %v", err)
-			case tt.err == "":
-				roundTrip(t, &s)
-			case err == nil || !strings.HasPrefix(err.Error(), tt.err):
-				t.Fatalf("Validate: %v\nwant prefix %q", err, tt.err)
-			}
+			validates(t, &s, tt.err)
 		})
 	}
 }

@@ -14,6 +14,21 @@ import (
 // marshalling again gives the same bytes. A scenario loaded from a file is
 // parsed back in that file's directory, as a file written beside it would
 // be (relative paths such as a phasegap workload's costs are joined to it).
+// validates checks that s validates and round-trips when want is "", or
+// that Validate refuses it with an error starting with want.
+func validates(t *testing.T, s *Scenario, want string) {
+	t.Helper()
+	err := s.Validate()
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("Validate: %v", err)
+	case want == "":
+		roundTrip(t, s)
+	case err == nil || !strings.HasPrefix(err.Error(), want):
+		t.Fatalf("Validate: %v\nwant prefix %q", err, want)
+	}
+}
+
 func roundTrip(t *testing.T, s *Scenario) {
 	t.Helper()
 	out, err := s.Marshal()

@@ -3,9 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -54,7 +51,7 @@ a cost the runs do not determine keeps its default. One kernel at a time
 			if out == "" {
 				return fmt.Errorf("-o is required: the costs file to write (costs.yaml)")
 			}
-			files, err := phasegapResultsFiles(args)
+			files, err := report.FindResults(args)
 			if err != nil {
 				return err
 			}
@@ -85,55 +82,6 @@ a cost the runs do not determine keeps its default. One kernel at a time
 	cmd.Flags().StringVarP(&out, "out", "o", "", "the costs file to write (YAML)")
 	cmd.Flags().StringVar(&kernel, "kernel", "", "calibrate the runs of this kernel only (stencil3, stencil5 or axpy)")
 	return cmd
-}
-
-// phasegapResultsFiles resolves RUNS: a file is taken as it is; a
-// directory gives every results.csv in it or below it, in lexical order,
-// hidden directories left out. A file named twice is read once.
-func phasegapResultsFiles(args []string) ([]string, error) {
-	var files []string
-	seen := map[string]bool{}
-	add := func(p string) {
-		key := p
-		if abs, err := filepath.Abs(p); err == nil {
-			key = abs
-		}
-		if !seen[key] {
-			seen[key] = true
-			files = append(files, p)
-		}
-	}
-	for _, arg := range args {
-		st, err := os.Stat(arg)
-		if err != nil {
-			return nil, err
-		}
-		if !st.IsDir() {
-			add(arg)
-			continue
-		}
-		found := 0
-		err = filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() && p != arg && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			if !d.IsDir() && d.Name() == "results.csv" {
-				add(p)
-				found++
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if found == 0 {
-			return nil, fmt.Errorf("%s: no results.csv in it or below it: expected a PhaseGap run directory (--out-dir), a results CSV, or a directory of them", arg)
-		}
-	}
-	return files, nil
 }
 
 // calibrateNote is the costs file's leading comment: what it was

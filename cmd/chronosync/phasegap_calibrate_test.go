@@ -69,7 +69,7 @@ func TestPhasegapCalibrate(t *testing.T) {
 			[]string{"kernel stencil3: 4 runs fitted", "point_ns          1.5", "flop_ns           0.5", "fork_ns           800", "fitted",
 				"kept default: no run with bytes_per_point > 0", "mem_bytes_per_ns  0", "no ceiling", "t1f0/results.csv:2", "wrote " + out}},
 		{"no -o", []string{runs}, 1, []string{"-o is required"}},
-		{"no results", []string{filepath.Join(dir, "empty"), "-o", out}, 1, []string{"empty: no results.csv in it or below it"}},
+		{"no results", []string{filepath.Join(dir, "empty"), "-o", out}, 1, []string{"empty: no results.csv in it or below"}},
 		{"missing", []string{filepath.Join(dir, "none"), "-o", out}, 1, []string{"none: no such file"}},
 		{"other kernel", []string{runs, "--kernel", "axpy", "-o", out}, 1, []string{"no usable run among 0 rows"}},
 	} {

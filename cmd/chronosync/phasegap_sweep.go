@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,8 +48,8 @@ finished runs are kept, failed ones are retried. See docs/phasegap.md.`,
 				return err
 			}
 			if transports != "" {
-				if m, err = withTransports(m, transports); err != nil {
-					return err
+				if err := m.Keep(strings.Split(transports, ",")); err != nil {
+					return fmt.Errorf("--transports %q: %w", transports, err)
 				}
 			}
 			if out == "" {
@@ -83,30 +82,6 @@ finished runs are kept, failed ones are retried. See docs/phasegap.md.`,
 	cmd.Flags().StringVar(&out, "out", "", "the sweep's directory (default runs/sweep-<name>)")
 	cmd.Flags().StringVar(&transports, "transports", "", "run only these of the file's transports, comma-separated (sim, real, mpi)")
 	return cmd
-}
-
-// withTransports keeps only the given transports of each sweep's own.
-func withTransports(m *sweep.Matrix, list string) (*sweep.Matrix, error) {
-	ts := strings.Split(list, ",")
-	for _, t := range ts {
-		if !slices.Contains(sweep.Transports(), t) {
-			return nil, fmt.Errorf("--transports %q: %q is not a transport; expected a list of %v", list, t, sweep.Transports())
-		}
-	}
-	keep := func(own []string) []string {
-		return slices.DeleteFunc(slices.Clone(own), func(t string) bool { return !slices.Contains(ts, t) })
-	}
-	m.Transports = keep(m.Transports)
-	for i := range m.Sweeps {
-		if len(m.Sweeps[i].Transports) == 0 {
-			m.Sweeps[i].Transports = m.Transports
-		}
-		m.Sweeps[i].Transports = keep(m.Sweeps[i].Transports)
-		if len(m.Sweeps[i].Transports) == 0 {
-			m.Sweeps[i].Transports = []string{} // none: the sweep is left out
-		}
-	}
-	return m, nil
 }
 
 // sweepRunner runs a sweep's points: sim and real through the harness, MPI

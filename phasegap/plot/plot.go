@@ -14,39 +14,20 @@ package plot
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/google/renameio/v2"
 
 	"github.com/chronosync/chronosync/phasegap/report"
 )
 
-// ResultsFile is the name of a run directory's results CSV.
-const ResultsFile = "results.csv"
-
-// Load reads the rows of every results CSV that args name. An argument is
-// a CSV file, or a directory searched recursively, in lexical order, for
-// files named results.csv (a run directory, or a sweep directory of run
-// directories); directories whose names start with "." (such as a run
-// still being staged, .DIR.tmp-*) are skipped. A file reached twice is read
-// once. An argument that names nothing, or a directory with no results.csv,
-// is an error naming it.
+// Load reads the rows of every results CSV that args name (see
+// report.FindResults).
 func Load(args []string) ([]report.Record, error) {
-	var files []string
-	for _, arg := range args {
-		found, err := find(arg)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range found {
-			if !slices.Contains(files, f) {
-				files = append(files, f)
-			}
-		}
+	files, err := report.FindResults(args)
+	if err != nil {
+		return nil, err
 	}
 	var out []report.Record
 	for _, f := range files {
@@ -57,40 +38,6 @@ func Load(args []string) ([]report.Record, error) {
 		out = append(out, recs...)
 	}
 	return out, nil
-}
-
-// find lists the results CSVs that arg names.
-func find(arg string) ([]string, error) {
-	st, err := os.Stat(arg)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: no such file or directory (expected a run directory, a sweep directory or a results CSV)", arg)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !st.IsDir() {
-		return []string{filepath.Clean(arg)}, nil
-	}
-	var files []string
-	err = filepath.WalkDir(arg, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && path != arg && strings.HasPrefix(d.Name(), ".") {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && d.Name() == ResultsFile {
-			files = append(files, filepath.Clean(path))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", arg, err)
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no %s in it or below (expected a run directory, a sweep directory or a results CSV)", arg, ResultsFile)
-	}
-	return files, nil
 }
 
 // Result is what Plot wrote.

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Record is one row of a results.csv as read back: its cells by column
@@ -124,4 +127,64 @@ func ReadCSVFile(path string) ([]Record, error) {
 	}
 	defer f.Close()
 	return ReadCSV(f, path)
+}
+
+// ResultsFile is the name of a run directory's results CSV.
+const ResultsFile = "results.csv"
+
+// FindResults lists the results CSVs that args name. An argument is a CSV
+// file, or a directory searched recursively, in lexical order, for files
+// named results.csv (a run directory, or a sweep directory of run
+// directories); directories whose names start with "." (such as a run
+// still being staged, .DIR.tmp-*) are skipped. A file reached twice is
+// listed once. An argument that names nothing, or a directory with no
+// results.csv, is an error naming it.
+func FindResults(args []string) ([]string, error) {
+	var files []string
+	for _, arg := range args {
+		found, err := findResults(arg)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range found {
+			if !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+	}
+	return files, nil
+}
+
+// findResults lists the results CSVs that arg names.
+func findResults(arg string) ([]string, error) {
+	st, err := os.Stat(arg)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such file or directory (expected a run directory, a sweep directory or a results CSV)", arg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{filepath.Clean(arg)}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(arg, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != arg && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == ResultsFile {
+			files = append(files, filepath.Clean(path))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", arg, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no %s in it or below (expected a run directory, a sweep directory or a results CSV)", arg, ResultsFile)
+	}
+	return files, nil
 }

@@ -3,6 +3,7 @@ package sweep
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/chronosync/chronosync/phasegap"
 )
@@ -113,6 +114,34 @@ func (m *Matrix) points(i int) []Point {
 		}
 	}
 	return out
+}
+
+// Keep restricts every sweep to those of its transports that are in
+// transports (a sweep left with none runs nothing); a name that is not a
+// transport is an error.
+func (m *Matrix) Keep(transports []string) error {
+	for _, t := range transports {
+		if !slices.Contains(Transports(), t) {
+			return fmt.Errorf("%q is not a transport; expected a list of %v", t, Transports())
+		}
+	}
+	keep := func(own []string) []string {
+		out := []string{} // not nil: a sweep's nil means the matrix's
+		for _, t := range own {
+			if slices.Contains(transports, t) {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	for i := range m.Sweeps {
+		if m.Sweeps[i].Transports == nil {
+			m.Sweeps[i].Transports = m.Transports
+		}
+		m.Sweeps[i].Transports = keep(m.Sweeps[i].Transports)
+	}
+	m.Transports = keep(m.Transports)
+	return nil
 }
 
 // Plan is every point of every sweep, in the order they run.

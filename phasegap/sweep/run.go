@@ -169,7 +169,7 @@ func (e *Entry) summary() string {
 // finished reports whether dir holds a finished run, and its results CSV:
 // an MPI run's results.csv, or a harness run's phasegap/results.csv.
 func finished(dir string) (string, bool) {
-	for _, f := range []string{"results.csv", filepath.Join("phasegap", "results.csv")} {
+	for _, f := range []string{report.ResultsFile, filepath.Join("phasegap", report.ResultsFile)} {
 		p := filepath.Join(dir, f)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
 			return p, true

@@ -203,7 +203,12 @@ func TestIndexKeepsOtherTransports(t *testing.T) {
 	if _, err := Run(context.Background(), m, out, &fakeRunner{}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	m.Transports = []string{TransportSim}
+	if err := m.Keep([]string{"pigeon"}); err == nil || !strings.Contains(err.Error(), `"pigeon" is not a transport`) {
+		t.Errorf("Keep of an unknown transport: %v", err)
+	}
+	if err := m.Keep([]string{TransportSim}); err != nil {
+		t.Fatal(err)
+	}
 	f := &fakeRunner{}
 	if _, err := Run(context.Background(), m, out, f, nil, nil); err != nil {
 		t.Fatal(err)

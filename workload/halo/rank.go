@@ -50,9 +50,6 @@ type Rank struct {
 	// iteration it is here (received, and noticed inside an MPI call).
 	arrived  map[int]uint8
 	received map[int]uint8 // on the wire, not yet noticed
-	// ctsFor[it] has bit dir set once the receiver cleared the halo
-	// travelling dir to be sent (rendezvous).
-	ctsFor map[int]uint8
 	// sentData[it] has bit dir set once the halo travelling dir for
 	// iteration it has left: at the post when eager, on the clear to send
 	// when by rendezvous. A wait completes only with its sends (MPI's
@@ -88,7 +85,7 @@ func New(p phasegap.Params, ranks int, costs Costs) (*Rank, error) {
 	if err := costs.Validate(); err != nil {
 		return nil, err
 	}
-	return &Rank{p: p, d: d, costs: costs, port: Port, arrived: map[int]uint8{}, received: map[int]uint8{}, ctsFor: map[int]uint8{}, sentData: map[int]uint8{}}, nil
+	return &Rank{p: p, d: d, costs: costs, port: Port, arrived: map[int]uint8{}, received: map[int]uint8{}, sentData: map[int]uint8{}}, nil
 }
 
 // Spin makes the rank's modelled work exact on a world whose timers fire
@@ -297,7 +294,7 @@ func (r *Rank) progress() {
 		r.arrived[it] |= bits
 		delete(r.received, it)
 	}
-	if !r.done && r.arrived[r.iter] == 3 && r.sentData[r.iter] == 3 && r.posted() {
+	if !r.done && r.arrived[r.iter] == 3 && r.sentData[r.iter] == 3 && r.isPosted {
 		r.done, r.doneAt = true, r.now()
 		delete(r.arrived, r.iter)
 		delete(r.sentData, r.iter)
@@ -308,8 +305,5 @@ func (r *Rank) progress() {
 		}
 	}
 }
-
-// posted reports whether the current iteration's exchange was started.
-func (r *Rank) posted() bool { return r.isPosted }
 
 func (r *Rank) msgBytes() int { return r.p.Halo * 8 }
