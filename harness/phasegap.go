@@ -136,8 +136,9 @@ func newPhasegapProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*phasegap
 	return p, nil
 }
 
-// asRun is the scenario as the run directory records it: its costs file
-// is the copy in the run directory, so that the run replays from there.
+// phasegapAsRun makes sc the scenario as the run directory records it:
+// its costs file is the copy in the run directory, so that the run
+// replays from there.
 func phasegapAsRun(sc *scenario.Scenario) {
 	if sc.Workload.Kind == scenario.WorkloadPhasegap && sc.Workload.Phasegap.Costs != "" {
 		sc.Workload.Phasegap.Costs = phasegapCostsRel
