@@ -35,6 +35,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -50,6 +51,7 @@ import (
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/analysis/validate"
+	"github.com/chronosync/chronosync/trace/kineto"
 	"github.com/chronosync/chronosync/trace/xplanepb"
 	"github.com/chronosync/chronosync/trace/xspace"
 )
@@ -85,6 +87,13 @@ type Options struct {
 	Output string
 	// NoTraceJSON skips the Chrome trace export.
 	NoTraceJSON bool
+	// KinetoDir is where the aligned copy of each Kineto input goes, under
+	// the input's own file name: PyTorch's format and naming, so that the
+	// tools that read the raw directory (Holistic Trace Analysis,
+	// TensorBoard) read it too. "" means <base>.kineto beside Output.
+	KinetoDir string
+	// NoKinetoOut writes no aligned Kineto copies.
+	NoKinetoOut bool
 	// Validate runs the collective happens-before check on the result.
 	Validate bool
 	// PrintEvents, when set, receives one line per event with its raw and
@@ -157,7 +166,15 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.out = out
 	defer out.cleanup()
+	defer func() {
+		if c.out != nil { // not committed
+			for _, d := range slices.Backward(c.made) {
+				_ = os.Remove(d)
+			}
+		}
+	}()
 	defer func() {
 		c.space.abort() // ends the writing goroutine on an error; a no-op after finish
 		if c.json != nil {
@@ -202,6 +219,7 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.out = nil
 	res.Metadata, res.Files = c.md, files
 	return res, nil
 }
@@ -237,6 +255,13 @@ type combiner struct {
 	timeBase int64
 	baseSet  bool
 	baseFrom string
+	// kt and ktext are the Kineto input being combined, decoded and as
+	// text (nil for an XSpace input); out the pending outputs; made the
+	// directories Combine created, removed again on failure when empty.
+	kt    *kineto.Trace
+	ktext []byte
+	out   *outputs
+	made  []string
 }
 
 func (c *combiner) loadOffsets() error {
@@ -357,6 +382,8 @@ func (c *combiner) aligner(in Input, ns *nodeState) error {
 		if snaps, err = c.snapshots(in, ns.md); err != nil {
 			return err
 		}
+	} else if err := c.kinetoGPU(in, ns); err != nil {
+		return err
 	}
 	ns.al, ns.snaps, ns.offs = align.NewNode(in.Node, snaps, c.offs), snaps, c.offs
 	ns.md.HostSteps = len(align.StepsOf(c.offs, in.Node))
@@ -432,6 +459,12 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 			return err
 		}
 		ns.md.TimeBaseNS = p.base
+		if ns.md.Format == formatKineto && ns.al != nil {
+			ns.snaps = nil // host planes: on the host clock already
+			if strings.HasPrefix(p.name, gpuPrefix) {
+				ns.snaps = ns.gpuSnaps
+			}
+		}
 		id := c.nextID
 		c.nextID++
 		c.md.Planes++
@@ -441,6 +474,11 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 			}
 			return err
 		}
+	}
+	if c.kt != nil {
+		err := c.writeRank(in, ns)
+		c.kt, c.ktext = nil, nil
+		return err
 	}
 	return nil
 }
@@ -514,19 +552,30 @@ func (c *combiner) checkWireNode(in Input, ns *nodeState, p *wirePlane) error {
 // snapshots reads and checks the node's snapshot file; with none, the
 // node's tracer clock is taken as its host clock and that is recorded.
 func (c *combiner) snapshots(in Input, md *NodeMetadata) (*align.Snapshots, error) {
+	pairs, gap, err := c.snapshotPairs(in, md)
+	if err != nil || pairs == nil {
+		return nil, err
+	}
+	return c.snapshotMapping(in, md, pairs, gap)
+}
+
+// snapshotPairs reads and checks the node's snapshot file and returns its
+// pairs and the gap that tells a sample's pairs apart; nil pairs when the
+// node has none (recorded in md).
+func (c *combiner) snapshotPairs(in Input, md *NodeMetadata) ([]align.Pair, int64, error) {
 	if in.Snapshots == "" {
 		md.MissingSnapshots = 1
-		return nil, nil
+		return nil, 0, nil
 	}
 	sp, err := xspace.ReadSnapshots(in.Snapshots)
 	if err != nil {
-		return nil, fmt.Errorf("combine: %w", err)
+		return nil, 0, fmt.Errorf("combine: %w", err)
 	}
 	if sp.NodeId != int64(in.Node) {
-		return nil, fmt.Errorf("combine: node id mismatch: %s is node %d but %s is node %d", in.Trace, in.Node, in.Snapshots, sp.NodeId)
+		return nil, 0, fmt.Errorf("combine: node id mismatch: %s is node %d but %s is node %d", in.Trace, in.Node, in.Snapshots, sp.NodeId)
 	}
 	if c.md.RunID != "" && sp.RunId != "" && sp.RunId != c.md.RunID {
-		return nil, fmt.Errorf("combine: run id mismatch: %s is run %q but %s is run %q", c.o.Offsets, c.md.RunID, in.Snapshots, sp.RunId)
+		return nil, 0, fmt.Errorf("combine: run id mismatch: %s is run %q but %s is run %q", c.o.Offsets, c.md.RunID, in.Snapshots, sp.RunId)
 	}
 	if c.md.RunID == "" {
 		c.md.RunID = sp.RunId
@@ -535,17 +584,22 @@ func (c *combiner) snapshots(in Input, md *NodeMetadata) (*align.Snapshots, erro
 	for i, q := range sp.Pairs {
 		pairs[i] = align.Pair{Sys: q.SysClockNs, Tracer: q.TracerClockNs}
 	}
+	md.SamplingPeriodNS, md.SnapshotsTaken, md.MissingSnapshots = sp.SamplingPeriodNs, sp.SnapshotsTaken, sp.MissedDeadline
 	// The sampler reads a sample's pairs ms apart and samples seconds
 	// apart: an eighth of the period tells them apart.
-	// Where the node's host clock stepped (its offsets say so), the
-	// mapping runs through the host clock with the steps taken out.
+	return pairs, int64(sp.SamplingPeriodNs / 8), nil
+}
+
+// snapshotMapping maps the tracer readings of pairs to the host clock.
+// Where the node's host clock stepped (its offsets say so), the mapping
+// runs through the host clock with the steps taken out.
+func (c *combiner) snapshotMapping(in Input, md *NodeMetadata, pairs []align.Pair, gap int64) (*align.Snapshots, error) {
 	steps := align.StepsOf(c.offs, in.Node)
-	snaps, err := align.NewSnapshotsStepped(pairs, int64(sp.SamplingPeriodNs/8), steps)
+	snaps, err := align.NewSnapshotsStepped(pairs, gap, steps)
 	if err != nil {
 		return nil, fmt.Errorf("combine: %s: %w", in.Snapshots, err)
 	}
 	md.Snapshots, md.SnapshotPairs, md.SnapshotSamples = c.rel(in.Snapshots), snaps.Len(), snaps.Samples()
-	md.SamplingPeriodNS, md.SnapshotsTaken, md.MissingSnapshots = sp.SamplingPeriodNs, sp.SnapshotsTaken, sp.MissedDeadline
 	md.SnapshotResidualNS = snaps.PairSigma()
 	md.UnrecordedHostSteps = snaps.Steps()
 	return snaps, nil

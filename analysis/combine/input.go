@@ -2,6 +2,7 @@ package combine
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,9 +16,11 @@ import (
 
 // Inputs are XSpace files or PyTorch profiler (Kineto) traces. A Kineto
 // trace is converted to XSpace planes (kineto.ToXSpace) and then combined
-// as an XSpace is. Its timestamps are on the host clock already (R = S), so
-// it takes no snapshot file; its planes count their times from a time base
-// (time_base_ns), since Unix-epoch times do not fit XSpace's picoseconds.
+// as an XSpace is. Its timestamps are on the host clock already (R = S);
+// its planes count their times from a time base (time_base_ns), since
+// Unix-epoch times do not fit XSpace's picoseconds. Its GPU events were
+// converted to host time by the profiler itself; given snapshot pairs of
+// the GPU clock, the combiner corrects that conversion (see kinetogpu.go).
 
 // Formats of an input, as NodeMetadata.Format records them.
 const (
@@ -25,8 +28,12 @@ const (
 	formatKineto = "kineto"
 )
 
-// kinetoClock is NodeMetadata.TracerClock for a Kineto input.
-const kinetoClock = "host: Kineto timestamps are on the host clock (R = S), so no snapshot pairs are needed"
+// kinetoClock is NodeMetadata.TracerClock for a Kineto input, and
+// kinetoGPUClock for one given with snapshot pairs of its GPU clock.
+const (
+	kinetoClock    = "host: Kineto timestamps are on the host clock (R = S), so no snapshot pairs are needed"
+	kinetoGPUClock = "host: Kineto timestamps are on the host clock; its GPU events' conversion from the GPU clock is corrected by the snapshot pairs (see gpu_conversion_correction_max_ns)"
+)
 
 // nodeName matches the node<i> file names NodeOf reads.
 var nodeName = regexp.MustCompile(`^node(\d+)\.(?:xplane\.pb|json|json\.gz|pt\.trace\.json|pt\.trace\.json\.gz)$`)
@@ -98,21 +105,29 @@ func (c *combiner) readSpace(in Input, md *NodeMetadata) ([]byte, error) {
 		}
 		return ahead.data, nil
 	}
-	if in.Snapshots != "" {
-		return nil, fmt.Errorf("combine: %s is a Kineto trace, stamped on the host clock: it takes no snapshot file, but %s was given", in.Trace, in.Snapshots)
+	src, err := readKinetoText(in.Trace)
+	if err != nil {
+		return nil, fmt.Errorf("combine: %w", err)
 	}
-	t, err := kineto.ReadWith(in.Trace, kineto.DecodeOptions{Raw: true})
+	t, err := kineto.DecodeWith(bytes.NewReader(src), in.Trace, kineto.DecodeOptions{Raw: true})
 	if err != nil {
 		return nil, fmt.Errorf("combine: %w", err) // names the file
 	}
 	if t.Rank >= 0 && t.Rank != in.Node {
 		return nil, fmt.Errorf("combine: node id mismatch: %s is rank %d, given as node %d", in.Trace, t.Rank, in.Node)
 	}
+	if t.WorldSize > 0 && t.Rank >= t.WorldSize {
+		return nil, fmt.Errorf("combine: %s: distributedInfo.rank %d is not below its world_size %d", in.Trace, t.Rank, t.WorldSize)
+	}
+	c.kt, c.ktext = t, src
 	space, err := kineto.ToXSpace(t)
 	if err != nil {
 		return nil, fmt.Errorf("combine: %w", err)
 	}
 	md.Format, md.TracerClock = formatKineto, kinetoClock
+	if in.Snapshots != "" {
+		md.TracerClock = kinetoGPUClock
+	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(space)
 	if err != nil {
 		return nil, fmt.Errorf("combine: %s: marshal its XSpace: %w", in.Trace, err)

@@ -88,8 +88,8 @@ func (t *transcoder) aligner(ns *nodeState, out *lineOut) *lineAligner {
 	a.prev = math.MinInt64
 	a.al = nil
 	if ns.al != nil {
-		if t.alNode != ns { // one align.Node per goroutine and node
-			t.alFor, t.alNode = align.NewNode(ns.id, ns.snaps, ns.offs), ns
+		if t.alNode != ns || t.alSnaps != ns.snaps { // one align.Node per goroutine, node and mapping
+			t.alFor, t.alNode, t.alSnaps = align.NewNode(ns.id, ns.snaps, ns.offs), ns, ns.snaps
 		}
 		a.al = t.alFor
 	}

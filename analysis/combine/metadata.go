@@ -73,8 +73,15 @@ type NodeMetadata struct {
 	// AcrossStepEvents counts the events that span a step of the node's
 	// host clock: their length comes from the tracer clock, which did not
 	// step.
-	AcrossStepEvents int64         `json:"across_step_events,omitempty"`
-	Planes           []PlaneRename `json:"planes"`
+	AcrossStepEvents int64 `json:"across_step_events,omitempty"`
+	// GPUConversionCorrectionMaxNS is, for a Kineto trace given snapshot
+	// pairs, the most the pairs moved a GPU event from the profiler's own
+	// conversion of the GPU clock to host time (see kinetogpu.go).
+	GPUConversionCorrectionMaxNS int64 `json:"gpu_conversion_correction_max_ns,omitempty"`
+	// Corrected is, for a Kineto trace, its aligned copy in PyTorch's
+	// format (Options.KinetoDir).
+	Corrected string        `json:"corrected,omitempty"`
+	Planes    []PlaneRename `json:"planes"`
 }
 
 // PlaneRename records one plane's name before and after.

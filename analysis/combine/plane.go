@@ -25,9 +25,12 @@ const (
 
 // nodeState accumulates one node's figures while its planes are aligned.
 type nodeState struct {
-	id        int
-	al        *align.Node // nil: no correction
-	snaps     *align.Snapshots
+	id    int
+	al    *align.Node      // nil: no correction
+	snaps *align.Snapshots // the plane being rewritten's
+	// gpuSnaps corrects a Kineto trace's GPU planes (see kinetogpu.go);
+	// nil without snapshot pairs.
+	gpuSnaps  *align.Snapshots
 	offs      *offsets.Index // al's setup, for the line goroutines' own
 	md        *NodeMetadata
 	sigmas    []float64 // the uncertainty of each timed event

@@ -38,6 +38,8 @@ type transcoder struct {
 	al     lineAligner
 	alFor  *align.Node // the alignment of alNode's lines in this goroutine
 	alNode *nodeState
+	// alSnaps is the snapshot mapping alFor was made with.
+	alSnaps *align.Snapshots
 }
 
 // added is a stat metadata entry the combiner adds to a plane.

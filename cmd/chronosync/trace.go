@@ -30,6 +30,8 @@ func newCombineCmd() *cobra.Command {
 		doValidate        bool
 		noFail            bool
 		noJSON            bool
+		kinetoOut         string
+		noKinetoOut       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "combine",
@@ -40,9 +42,16 @@ snapshot pairs (--snapshots), host clock to global time by GraphCalc's
 offsets.jsonl or a legacy midpoint file (--offsets). A trace may also be a
 PyTorch profiler (Kineto) trace (*.json, *.json.gz, e.g. *.pt.trace.json.gz):
 it is converted to XSpace planes (/host:CPU, one line per thread;
-/device:GPU:<n>, one line per stream), is on the host clock already (no
-snapshot file; give "" in --snapshots for it when others have one), and the
-combined trace then counts its times from a Unix time base (time_base_ns). Planes are renamed so
+/device:GPU:<n>, one line per stream), is on the host clock already, and
+the combined trace then counts its times from a Unix time base
+(time_base_ns). Its GPU events were converted to host time by the profiler
+with an offset taken at its start; a snapshot file of the GPU clock, when
+given, corrects that conversion (a line under the table says by how much;
+give "" in --snapshots for a trace without one). Each Kineto
+trace is also written aligned, in PyTorch's format and under its own file
+name, to --kineto-out (default <base>.kineto/), so that Holistic Trace
+Analysis or TensorBoard read the aligned directory as they read the raw
+one. Planes are renamed so
 that every node shows as its own devices (node 0's /host:CPU kept; other
 nodes' host planes become /device:GPU:<10000·node>, GPU planes
 /device:GPU:<node·64+local>) and merged into --output (combined.xplane.pb),
@@ -103,7 +112,7 @@ unless --no-fail. Underscore spellings of the flags (--run_dir) work too.`,
 			}
 			// No Logger: its one line per node would repeat the table below.
 			o := combine.Options{Offsets: offsetsPath, NoCorrection: noCorrection, PlanePrefix: planePrefix,
-				Output: output, NoTraceJSON: noJSON, Validate: doValidate}
+				Output: output, NoTraceJSON: noJSON, Validate: doValidate, KinetoDir: kinetoOut, NoKinetoOut: noKinetoOut}
 			if printEvents {
 				o.PrintEvents = cmd.OutOrStdout()
 			}
@@ -138,6 +147,8 @@ unless --no-fail. Underscore spellings of the flags (--run_dir) work too.`,
 	f.BoolVar(&doValidate, "validate", false, "check collective happens-before on the result; exit 1 on violations or when nothing was compared")
 	f.BoolVar(&noFail, "no-fail", false, "with --validate: exit 0 whatever the check finds")
 	f.BoolVar(&noJSON, "no-trace-json", false, "skip the Chrome trace export")
+	f.StringVar(&kinetoOut, "kineto-out", "", "directory for the aligned Kineto traces (default <base>.kineto beside --output)")
+	f.BoolVar(&noKinetoOut, "no-kineto-out", false, "write no aligned Kineto traces")
 	return cmd
 }
 
@@ -261,6 +272,13 @@ func printCombined(w io.Writer, md *combine.Metadata) {
 			cu.Format(float64(n.MaxCorrectionNS)), uu.Format(n.UncertaintyP50NS), harness.Count(n.SnapshotPairs), harness.Count(n.OffsetWindows))
 	}
 	tw.Flush()
+	for _, n := range md.Nodes {
+		if n.Format == "kineto" && n.Snapshots != "" {
+			u := harness.UnitFor(float64(n.GPUConversionCorrectionMaxNS))
+			fmt.Fprintf(w, "node %d: the snapshot pairs moved its GPU events by up to %s %s from the profiler's own conversion to host time\n",
+				n.ID, u.Format(float64(n.GPUConversionCorrectionMaxNS)), u.Name)
+		}
+	}
 }
 
 // errSnapshotFile marks a validate input that is a snapshot-pairs file,
