@@ -62,6 +62,17 @@ func (p *wirePlane) addStat(name string, add *[]added) int64 {
 	return id
 }
 
+// processName names a plane's process in the Chrome JSON: its new name;
+// for a Kineto trace's plane "rank <r> (<host>) <its name in the rank's
+// trace>", so that every rank shows as one group of processes (the planes
+// of a node have consecutive ids, which order the processes).
+func processName(ns *nodeState, orig, name string) string {
+	if ns.md.Format != formatKineto {
+		return name
+	}
+	return fmt.Sprintf("rank %d (%s) %s", ns.id, ns.md.Hostname, orig)
+}
+
 // plane rewrites one plane under its new name and id and streams it, its
 // JSON export and its printed events out. Its lines are rewritten in
 // parallel (see lines.go) and merged in order.
@@ -82,7 +93,7 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 	body = protowire.AppendTag(body, fPlaneName, protowire.BytesType)
 	body = protowire.AppendString(body, name)
 	if c.json != nil {
-		if err := c.json.process(pj.pid, name); err != nil {
+		if err := c.json.process(pj.pid, processName(t.ns, p.name, name)); err != nil {
 			return err
 		}
 		if err := p.prepareJSON(); err != nil {
