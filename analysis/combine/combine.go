@@ -94,6 +94,11 @@ type Options struct {
 	KinetoDir string
 	// NoKinetoOut writes no aligned Kineto copies.
 	NoKinetoOut bool
+	// RankNodes maps the rank of each Kineto input (its Input.Node) to the
+	// node it ran on, whose clock model (offsets, snapshot pairs) its times
+	// go through: the ranks of one host share its clock. nil: each rank is
+	// its own node (rank r on node r).
+	RankNodes map[int]int
 	// Validate runs the collective happens-before check on the result.
 	Validate bool
 	// PrintEvents, when set, receives one line per event with its raw and
@@ -151,6 +156,9 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 	seen := map[int]string{}
 	for _, in := range inputs {
 		if prev, ok := seen[in.Node]; ok {
+			if IsKineto(prev) && IsKineto(in.Trace) {
+				return nil, fmt.Errorf("combine: %s and %s both claim rank %d: give each rank's trace once", prev, in.Trace, in.Node)
+			}
 			return nil, fmt.Errorf("combine: %s and %s are both node %d", prev, in.Trace, in.Node)
 		}
 		seen[in.Node] = in.Trace
@@ -284,8 +292,12 @@ func (c *combiner) loadOffsets() error {
 // node aligns, renames and writes one node's planes, and returns its
 // collectives for the happens-before check.
 func (c *combiner) node(in Input) (validate.Node, error) {
-	md := NodeMetadata{ID: in.Node, Trace: c.rel(in.Trace), Hostname: fmt.Sprintf("node%d", in.Node), OffsetWindows: c.windows[in.Node]}
-	ns := &nodeState{id: in.Node, md: &md, sigmas: c.spare[:0]}
+	clk, err := c.clockNode(in)
+	if err != nil {
+		return validate.Node{}, err
+	}
+	md := NodeMetadata{ID: in.Node, ClockNode: clk, Trace: c.rel(in.Trace), Hostname: fmt.Sprintf("node%d", clk), OffsetWindows: c.windows[clk]}
+	ns := &nodeState{id: clk, rank: in.Node, md: &md, sigmas: c.spare[:0]}
 	c.spare = nil
 	rn := &renamer{node: in.Node, prefix: c.o.PlanePrefix}
 	nodeFn := (*combiner).nodeWire
@@ -371,6 +383,20 @@ func (c *combiner) wait() {
 	}
 }
 
+// clockNode is the node whose clock model an input's times go through:
+// its own id, or for a Kineto trace the node its rank ran on
+// (Options.RankNodes).
+func (c *combiner) clockNode(in Input) (int, error) {
+	if c.o.RankNodes == nil || !IsKineto(in.Trace) {
+		return in.Node, nil
+	}
+	n, ok := c.o.RankNodes[in.Node]
+	if !ok {
+		return 0, fmt.Errorf("combine: %s is rank %d, which the rank-to-node map does not place on a node", in.Trace, in.Node)
+	}
+	return n, nil
+}
+
 // aligner sets up the node's alignment (unless --no-correction).
 func (c *combiner) aligner(in Input, ns *nodeState) error {
 	if c.o.NoCorrection {
@@ -385,8 +411,8 @@ func (c *combiner) aligner(in Input, ns *nodeState) error {
 	} else if err := c.kinetoGPU(in, ns); err != nil {
 		return err
 	}
-	ns.al, ns.snaps, ns.offs = align.NewNode(in.Node, snaps, c.offs), snaps, c.offs
-	ns.md.HostSteps = len(align.StepsOf(c.offs, in.Node))
+	ns.al, ns.snaps, ns.offs = align.NewNode(ns.id, snaps, c.offs), snaps, c.offs
+	ns.md.HostSteps = len(align.StepsOf(c.offs, ns.id))
 	ns.stepped = ns.md.HostSteps > 0
 	return nil
 }
@@ -571,8 +597,8 @@ func (c *combiner) snapshotPairs(in Input, md *NodeMetadata) ([]align.Pair, int6
 	if err != nil {
 		return nil, 0, fmt.Errorf("combine: %w", err)
 	}
-	if sp.NodeId != int64(in.Node) {
-		return nil, 0, fmt.Errorf("combine: node id mismatch: %s is node %d but %s is node %d", in.Trace, in.Node, in.Snapshots, sp.NodeId)
+	if sp.NodeId != int64(md.ClockNode) {
+		return nil, 0, fmt.Errorf("combine: node id mismatch: %s is node %d but %s is node %d", in.Trace, md.ClockNode, in.Snapshots, sp.NodeId)
 	}
 	if c.md.RunID != "" && sp.RunId != "" && sp.RunId != c.md.RunID {
 		return nil, 0, fmt.Errorf("combine: run id mismatch: %s is run %q but %s is run %q", c.o.Offsets, c.md.RunID, in.Snapshots, sp.RunId)
@@ -594,7 +620,7 @@ func (c *combiner) snapshotPairs(in Input, md *NodeMetadata) ([]align.Pair, int6
 // Where the node's host clock stepped (its offsets say so), the mapping
 // runs through the host clock with the steps taken out.
 func (c *combiner) snapshotMapping(in Input, md *NodeMetadata, pairs []align.Pair, gap int64) (*align.Snapshots, error) {
-	steps := align.StepsOf(c.offs, in.Node)
+	steps := align.StepsOf(c.offs, md.ClockNode)
 	snaps, err := align.NewSnapshotsStepped(pairs, gap, steps)
 	if err != nil {
 		return nil, fmt.Errorf("combine: %s: %w", in.Snapshots, err)
@@ -622,8 +648,8 @@ func (c *combiner) rel(path string) string {
 const maxLineNs = math.MaxInt64/1000 - 1e12
 
 // writePlane gives the plane the next output id and streams it to both
-// outputs.
-func (c *combiner) writePlane(p *xplanepb.XPlane) error {
+// outputs; process names its process in the Chrome JSON ("": its name).
+func (c *combiner) writePlane(p *xplanepb.XPlane, process string) error {
 	p.Id = c.nextID
 	c.nextID++
 	c.md.Planes++
@@ -631,7 +657,10 @@ func (c *combiner) writePlane(p *xplanepb.XPlane) error {
 		return err
 	}
 	if c.json != nil {
-		return writePlaneJSON(c.json, p)
+		if process == "" {
+			process = p.Name
+		}
+		return writePlaneJSON(c.json, p, process)
 	}
 	return nil
 }
@@ -642,7 +671,7 @@ func (c *combiner) finish() error {
 		return err
 	}
 	for i, name := range c.metaNames {
-		if err := c.writePlane(clockMetadataPlane(name, &c.md.Nodes[i])); err != nil {
+		if err := c.writePlane(clockMetadataPlane(name, &c.md.Nodes[i]), ""); err != nil {
 			return err
 		}
 	}

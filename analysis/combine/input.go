@@ -116,9 +116,6 @@ func (c *combiner) readSpace(in Input, md *NodeMetadata) ([]byte, error) {
 	if t.Rank >= 0 && t.Rank != in.Node {
 		return nil, fmt.Errorf("combine: node id mismatch: %s is rank %d, given as node %d", in.Trace, t.Rank, in.Node)
 	}
-	if t.WorldSize > 0 && t.Rank >= t.WorldSize {
-		return nil, fmt.Errorf("combine: %s: distributedInfo.rank %d is not below its world_size %d", in.Trace, t.Rank, t.WorldSize)
-	}
 	c.kt, c.ktext = t, src
 	space, err := kineto.ToXSpace(t)
 	if err != nil {

@@ -261,3 +261,30 @@ func TestKinetoGPUCorrection(t *testing.T) {
 		}
 	}
 }
+
+// TestKinetoRanksShareNode: with both real ranks placed on node 1, both
+// go through node 1's clock model (5 ms ahead), keep their rank in the
+// outputs, and a rank the map leaves out is an error.
+func TestKinetoRanksShareNode(t *testing.T) {
+	in, _ := kinetoRanks(t)
+	dir := t.TempDir()
+	offs := writeConstantOffsets(t, dir, 1682725890e9, []float64{0, 5e6})
+	out := filepath.Join(dir, "combined.xplane.pb")
+	res, err := Combine(in, Options{Offsets: offs, Output: out, NoTraceJSON: true, RankNodes: map[int]int{0: 1, 1: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range res.Metadata.Nodes {
+		if n.ID != i || n.ClockNode != 1 || n.MaxCorrectionNS != 5e6 {
+			t.Errorf("rank %d: id %d, clock node %d, max correction %d; want %d, 1, 5 ms", i, n.ID, n.ClockNode, n.MaxCorrectionNS, i)
+		}
+		raw, got := checkSameEvents(t, in[i].Trace, filepath.Join(dir, "combined.kineto", filepath.Base(in[i].Trace)))
+		if got.Events[0].TsNs != raw.Events[0].TsNs-5e6 {
+			t.Errorf("rank %d: first event at %d, want %d", i, got.Events[0].TsNs, raw.Events[0].TsNs-5e6)
+		}
+	}
+	_, err = Combine(in, Options{Offsets: offs, Output: out, RankNodes: map[int]int{0: 0}})
+	if err == nil || !strings.Contains(err.Error(), "rank 1, which the rank-to-node map does not place") {
+		t.Errorf("a rank left out of the map: %v", err)
+	}
+}

@@ -19,9 +19,13 @@ type Metadata struct {
 
 // NodeMetadata describes one node's alignment.
 type NodeMetadata struct {
-	ID       int    `json:"id"`
-	Hostname string `json:"hostname"`
-	Trace    string `json:"trace"`
+	// ID is the input's id: its node, or a Kineto trace's rank.
+	ID int `json:"id"`
+	// ClockNode is the node whose clock model aligned it: ID, or the node
+	// a Kineto rank ran on (Options.RankNodes).
+	ClockNode int    `json:"clock_node"`
+	Hostname  string `json:"hostname"`
+	Trace     string `json:"trace"`
 	// Format is "kineto" for a PyTorch profiler trace, omitted for XSpace.
 	Format string `json:"format,omitempty"`
 	// TracerClock says, for a Kineto trace, that its tracer clock is its

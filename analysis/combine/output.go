@@ -39,12 +39,13 @@ func (c *combiner) open() (*outputs, error) {
 	return out, nil
 }
 
-// writePlaneJSON exports one plane: a process for the plane, a thread per
+// writePlaneJSON exports one plane: a process for the plane (named
+// process), a thread per
 // line, a slice per timed event with the event's stats (and those of its
 // metadata) as arguments.
-func writePlaneJSON(t *traceJSON, p *xplanepb.XPlane) error {
+func writePlaneJSON(t *traceJSON, p *xplanepb.XPlane, process string) error {
 	pid := 1 + p.Id
-	if err := t.process(pid, p.Name); err != nil {
+	if err := t.process(pid, process); err != nil {
 		return err
 	}
 	var args []arg

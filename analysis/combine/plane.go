@@ -25,7 +25,8 @@ const (
 
 // nodeState accumulates one node's figures while its planes are aligned.
 type nodeState struct {
-	id    int
+	id    int              // the node whose clock model aligns the input
+	rank  int              // the input's id (Input.Node): a Kineto trace's rank
 	al    *align.Node      // nil: no correction
 	snaps *align.Snapshots // the plane being rewritten's
 	// gpuSnaps corrects a Kineto trace's GPU planes (see kinetogpu.go);

@@ -61,12 +61,13 @@ func (c *combiner) nodeProto(in Input, ns *nodeState, rn *renamer) error {
 		if err != nil {
 			return fmt.Errorf("combine: %s: plane %s: %w", in.Trace, p.Name, err)
 		}
+		process := processName(ns, p.Name, name)
 		p.Name = name
 		addPlaneStats(p, in.Node, ns.md.Hostname, skew)
 		if c.timeBase != 0 {
 			p.Stats = append(p.Stats, &xplanepb.XStat{MetadataId: statID(p, xspace.StatTimeBase), Value: &xplanepb.XStat_Int64Value{Int64Value: c.timeBase}})
 		}
-		if err := c.writePlane(p); err != nil {
+		if err := c.writePlane(p, process); err != nil {
 			return err
 		}
 		if err := c.printEvents(in.Node, p); err != nil {

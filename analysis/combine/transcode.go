@@ -70,7 +70,7 @@ func processName(ns *nodeState, orig, name string) string {
 	if ns.md.Format != formatKineto {
 		return name
 	}
-	return fmt.Sprintf("rank %d (%s) %s", ns.id, ns.md.Hostname, orig)
+	return fmt.Sprintf("rank %d (%s) %s", ns.rank, ns.md.Hostname, orig)
 }
 
 // plane rewrites one plane under its new name and id and streams it, its

@@ -32,6 +32,7 @@ func newCombineCmd() *cobra.Command {
 		noJSON            bool
 		kinetoOut         string
 		noKinetoOut       bool
+		ranksPerNode      int
 	)
 	cmd := &cobra.Command{
 		Use:   "combine",
@@ -59,9 +60,11 @@ nodes' host planes become /device:GPU:<10000·node>, GPU planes
 <base>.metadata.json. Every output is written atomically.
 
 A trace's node id is taken from its file name (node<i>.xplane.pb) or else
-its position in --traces; a Kineto trace's from its distributedInfo.rank,
-else its file name (node<i>.json[.gz], node<i>.pt.trace.json[.gz]), else it
-is an error; --snapshots, when given, pairs with --traces in
+its position in --traces; a Kineto trace's rank from its
+distributedInfo.rank, else its file name (node<i>.json[.gz],
+node<i>.pt.trace.json[.gz]), else it is an error. A rank runs on node
+rank, or with --ranks-per-node N on node rank/N (torchrun's placement):
+the ranks of one node share its offsets and snapshot pairs; --snapshots, when given, pairs with --traces in
 order. --run-dir with --auto-discover finds node<i>.xplane.pb,
 node<i>.snapshots.pb and offsets.jsonl there.
 
@@ -110,9 +113,16 @@ unless --no-fail. Underscore spellings of the flags (--run_dir) work too.`,
 				}
 				output = filepath.Join(dir, "combined.xplane.pb")
 			}
+			var rankNodes map[int]int
+			if ranksPerNode > 0 {
+				rankNodes = map[int]int{}
+				for _, in := range inputs {
+					rankNodes[in.Node] = in.Node / ranksPerNode
+				}
+			}
 			// No Logger: its one line per node would repeat the table below.
 			o := combine.Options{Offsets: offsetsPath, NoCorrection: noCorrection, PlanePrefix: planePrefix,
-				Output: output, NoTraceJSON: noJSON, Validate: doValidate, KinetoDir: kinetoOut, NoKinetoOut: noKinetoOut}
+				Output: output, NoTraceJSON: noJSON, Validate: doValidate, KinetoDir: kinetoOut, NoKinetoOut: noKinetoOut, RankNodes: rankNodes}
 			if printEvents {
 				o.PrintEvents = cmd.OutOrStdout()
 			}
@@ -149,6 +159,7 @@ unless --no-fail. Underscore spellings of the flags (--run_dir) work too.`,
 	f.BoolVar(&noJSON, "no-trace-json", false, "skip the Chrome trace export")
 	f.StringVar(&kinetoOut, "kineto-out", "", "directory for the aligned Kineto traces (default <base>.kineto beside --output)")
 	f.BoolVar(&noKinetoOut, "no-kineto-out", false, "write no aligned Kineto traces")
+	f.IntVar(&ranksPerNode, "ranks-per-node", 0, "Kineto ranks per node, placed as torchrun does (rank r on node r/N): a node's ranks share its clock model; 0: one rank per node")
 	return cmd
 }
 

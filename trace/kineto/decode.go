@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -344,10 +345,11 @@ func (d *decoder) distributedInfo(t *Trace) error {
 	default:
 		return d.failAt(start, p, "want an object, got %s", describe(d.val))
 	}
+	rankOff := int64(-1)
 	for m := newMembers(d.val); ; {
 		key, val, off, ok := m.next()
 		if !ok {
-			return nil
+			break
 		}
 		k := unquote(key)
 		if string(val) == "null" {
@@ -357,9 +359,15 @@ func (d *decoder) distributedInfo(t *Trace) error {
 		switch k {
 		case "rank":
 			v, err = integer(val)
-			t.Rank = int(v)
+			if err == nil && (v < 0 || v > math.MaxInt32) {
+				err = fmt.Errorf("want a rank from 0 to %d, got %d", math.MaxInt32, v)
+			}
+			t.Rank, rankOff = int(v), start+int64(off)
 		case "world_size":
 			v, err = integer(val)
+			if err == nil && (v < 1 || v > math.MaxInt32) {
+				err = fmt.Errorf("want a world size from 1 to %d, got %d", math.MaxInt32, v)
+			}
 			t.WorldSize = int(v)
 		case "backend":
 			t.Backend, err = text(val)
@@ -368,6 +376,10 @@ func (d *decoder) distributedInfo(t *Trace) error {
 			return d.failAt(start+int64(off), topKey(p.key+"."+k), "%v", err)
 		}
 	}
+	if rankOff >= 0 && t.WorldSize > 0 && t.Rank >= t.WorldSize {
+		return d.failAt(rankOff, topKey(p.key+".rank"), "rank %d is not below the job's world_size %d", t.Rank, t.WorldSize)
+	}
+	return nil
 }
 
 // events reads the events array after its '['.
