@@ -272,6 +272,34 @@ func printTrace(w io.Writer, t *TraceSummary) {
 	if len(t.Unfinished) > 0 {
 		fmt.Fprintf(w, "  workload unfinished on nodes %v\n", t.Unfinished)
 	}
+	if k := t.Kineto; k != nil {
+		printKineto(w, k)
+	}
+}
+
+// printKineto writes the Kineto path's checks and alignment errors, in
+// the lines of the XSpace path's.
+func printKineto(w io.Writer, k *KinetoTraceSummary) {
+	fmt.Fprintf(w, "kineto: %s events (a collective launch's record_param_comms and nccl: annotation share its id and times), %s flows\n",
+		Count(k.Events), Count(k.Flows))
+	fmt.Fprintf(w, "  validate raw:      %s\n", k.Raw.text())
+	how := "with snapshot pairs: GPU times corrected"
+	if !k.SnapshotCorrected {
+		how = "without snapshot pairs: GPU times as the profiler converted them"
+	}
+	fmt.Fprintf(w, "  validate combined: %s (%s)\n", k.Combined.text(), how)
+	if k.AlignedEvents == 0 {
+		fmt.Fprintln(w, "  |aligned − true start|: no event carries an event id and an uncertainty to compare")
+		return
+	}
+	e, h, g := k.ErrorNS, k.HostErrorNS, k.GPUErrorNS
+	u := UnitFor(e.P50, e.P99, e.Max, h.P99, g.P99)
+	fmt.Fprintf(w, "  |aligned − true start| in %s, over %s events: p50 %s  p99 %s  max %s (host p99 %s, GPU p99 %s); max %.2f reported σ\n",
+		u.Name, Count(k.AlignedEvents), u.Format(e.P50), u.Format(e.P99), u.Format(e.Max), u.Format(h.P99), u.Format(g.P99), k.ErrorSigmas.Max)
+	if share := k.within(); share < groundtruth.Target {
+		fmt.Fprintf(w, "  reported σ: %s of %s aligned events within 3σ (%.1f %%): NOT CALIBRATED, want ≥ %.0f %%: the uncertainties in the combined trace understate its errors\n",
+			Count(int64(k.Within3Sigma)), Count(int64(k.AlignedEvents)), 100*share, 100*groundtruth.Target)
+	}
 }
 
 // TraceSummary is a traced run's outcome: the happens-before check of the
@@ -299,6 +327,49 @@ type TraceSummary struct {
 	// on their node's tracer clock (a tracer clock that stepped back):
 	// their traces give them duration 0.
 	NegativeDurations int `json:"negative_durations,omitempty"`
+	// Kineto is the Kineto path's outcome, with the workload's kineto:
+	// true.
+	Kineto *KinetoTraceSummary `json:"kineto,omitempty"`
+}
+
+// KinetoTraceSummary is the Kineto path of a traced run: the nodes' traces
+// as the PyTorch profiler writes them (node<i>.pt.trace.json.gz), checked
+// raw, combined and measured against the truth as the XSpace traces are.
+type KinetoTraceSummary struct {
+	// Events counts the complete events of the traces, each with its
+	// chronosync_event_id: launches, kernels, and a collective launch's
+	// record_param_comms op and nccl: annotation (with the launch's id and
+	// times). Flows counts the launch-to-kernel flows.
+	Events int `json:"events"`
+	Flows  int `json:"flows"`
+	// Raw is validate on the Kineto traces, each on its own host clock
+	// (its GPU events as the profiler converted them); Combined on the
+	// combined one.
+	Raw      ValidateCounts `json:"raw"`
+	Combined ValidateCounts `json:"combined"`
+	// SnapshotCorrected says whether the combiner had the nodes' snapshot
+	// pairs to correct the profiler's conversion of GPU times; without
+	// them the GPU events keep its drift.
+	SnapshotCorrected bool `json:"snapshot_corrected"`
+	// AlignedEvents were compared with the truth: ErrorNS is |aligned −
+	// true start| (HostErrorNS and GPUErrorNS that of the host and GPU
+	// events), ErrorSigmas that over the event's reported uncertainty.
+	AlignedEvents int           `json:"aligned_events"`
+	ErrorNS       stats.Summary `json:"error_ns"`
+	HostErrorNS   stats.Summary `json:"host_error_ns"`
+	GPUErrorNS    stats.Summary `json:"gpu_error_ns"`
+	ErrorSigmas   stats.Summary `json:"error_sigmas"`
+	// Within3Sigma counts the aligned events within 3 reported σ.
+	Within3Sigma int `json:"events_within_3_sigma"`
+}
+
+// within is the share of the aligned events within 3 reported σ (1
+// without any).
+func (k *KinetoTraceSummary) within() float64 {
+	if k.AlignedEvents == 0 {
+		return 1
+	}
+	return float64(k.Within3Sigma) / float64(k.AlignedEvents)
 }
 
 // within is the share of the aligned events within 3 reported σ (1

@@ -23,13 +23,16 @@ const (
 // node's trace (node<i>.xplane.pb, on the node's tracer clock) and
 // snapshot pairs (node<i>.snapshots.pb), combines them with offsets.jsonl,
 // and checks collective happens-before on the raw traces and on the
-// combined one.
+// combined one. With kineto (the workload's kineto: true) it does the same
+// with each node's trace as the PyTorch profiler writes it (see
+// tracedkineto.go).
 type tracedProtocol struct {
 	*syncProtocol
-	train training.Config
-	snap  snapshots.Config
-	nodes []*tracedNode // by node id; the first incarnation's
-	sum   *TraceSummary
+	train  training.Config
+	snap   snapshots.Config
+	kineto bool
+	nodes  []*tracedNode // by node id; the first incarnation's
+	sum    *TraceSummary
 }
 
 func newTracedProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*tracedProtocol, error) {
@@ -43,8 +46,9 @@ func newTracedProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*tracedProt
 		train: training.Config{Steps: t.Steps, CollectivesPerStep: t.CollectivesPerStep, ComputePerStep: t.ComputePerStep,
 			Streams: t.Streams, ComputeDuration: t.ComputeDuration, CollectiveDuration: t.CollectiveDuration, Spread: t.Spread,
 			LaunchGap: t.LaunchGap, StepGap: t.StepGap, StartDelay: t.StartDelay, Port: t.Port}.WithDefaults(),
-		snap:  snapshots.Config{Period: t.SnapshotPeriod, Capacity: t.SnapshotCapacity, Burst: t.SnapshotBurst}.WithDefaults(),
-		nodes: make([]*tracedNode, len(r.Nodes)),
+		snap:   snapshots.Config{Period: t.SnapshotPeriod, Capacity: t.SnapshotCapacity, Burst: t.SnapshotBurst}.WithDefaults(),
+		kineto: t.Kineto,
+		nodes:  make([]*tracedNode, len(r.Nodes)),
 	}
 	if err := p.train.Validate(); err != nil {
 		return nil, fmt.Errorf("scenario %s: workload: %w", sc.Name, err)
@@ -101,12 +105,16 @@ func (p *tracedProtocol) artifacts() []Artifact {
 			Artifact{fmt.Sprintf(fileNodeTrace, i), fmt.Sprintf("node %d's trace (XSpace) on its tracer clock", i)},
 			Artifact{fmt.Sprintf(fileNodeSnapshot, i), fmt.Sprintf("node %d's (host, tracer) snapshot pairs", i)})
 	}
-	return append(a,
+	a = append(a,
 		Artifact{FileCombined, "every node's trace on the global timeline (XSpace)"},
 		Artifact{"combined.trace.json.gz", "the combined trace as Chrome trace events, for Perfetto"},
 		Artifact{"combined.metadata.json", "per node: snapshots, offset windows, corrections, uncertainty"},
 		Artifact{"combined.validate.json", "collective happens-before check of the combined trace"},
 		Artifact{FileRawValidate, "collective happens-before check of the raw per-node traces"})
+	if p.kineto {
+		a = append(a, p.kinetoArtifacts()...)
+	}
+	return a
 }
 
 func (p *tracedProtocol) finish() error {

@@ -28,19 +28,28 @@ type tracedNode struct {
 	id      world.NodeID
 	wl      *training.Node
 	sampler *snapshots.Sampler
-	starts  map[uint64]int64 // true global start by event id, while the event runs
+	starts  map[uint64]startReading // by event id, while the event runs
 	events  []tracedEvent
 }
 
+// startReading is what Started saw: true global time and, for the Kineto
+// trace only, the node's host clock.
+type startReading struct {
+	global, host int64
+}
+
 // tracedEvent is a finished event and its true start in global time (the
-// reference node's ideal host clock).
+// reference node's ideal host clock). With the Kineto trace, hostStart
+// and hostEnd are the node's host clock S when the event started and
+// ended, where the profiler reads them (see tracedkineto.go).
 type tracedEvent struct {
-	ev        training.Event
-	trueStart int64
+	ev                 training.Event
+	trueStart          int64
+	hostStart, hostEnd int64
 }
 
 func newTracedNode(p *tracedProtocol, id world.NodeID) *tracedNode {
-	return &tracedNode{p: p, id: id, starts: map[uint64]int64{}}
+	return &tracedNode{p: p, id: id, starts: map[uint64]startReading{}}
 }
 
 // global is true global time now: the reference node's ideal host clock
@@ -59,8 +68,16 @@ func (n *tracedNode) globalAt(t int64) int64 {
 	return n.p.w.HostIdealAt(ref, t) - steps
 }
 
-// Started implements training.Observer.
-func (n *tracedNode) Started(_ world.NodeID, id uint64) { n.starts[id] = n.global() }
+// Started implements training.Observer. In the simulator it runs at the
+// very instant of the event's tracer reading, so that the host clock read
+// here (for the Kineto trace) is the host's reading of that instant.
+func (n *tracedNode) Started(_ world.NodeID, id uint64) {
+	r := startReading{global: n.global()}
+	if n.p.kineto {
+		r.host = n.p.w.HostIdeal(n.id)
+	}
+	n.starts[id] = r
+}
 
 // tracerTruth is a world that knows when a tracer clock read a value (the
 // real backend's injected tracer: real.World.TracerTrueTime).
@@ -72,15 +89,30 @@ type tracerTruth interface {
 // event's tracer reading was taken, that instant is its true start; else
 // (the simulator, where Started runs at the reading's very instant) the
 // global time Started saw.
+//
+// With the Kineto trace it also keeps the host clock at the event's start
+// and end: where the world can say when the tracer readings were taken,
+// the host clock at those instants; else the readings of Started and of
+// now.
 func (n *tracedNode) Finished(_ world.NodeID, ev training.Event) {
-	start := n.starts[ev.ID]
+	r := n.starts[ev.ID]
 	delete(n.starts, ev.ID)
+	te := tracedEvent{ev: ev, trueStart: r.global}
+	if n.p.kineto {
+		te.hostStart, te.hostEnd = r.host, n.p.w.HostIdeal(n.id)
+	}
 	if tt, ok := n.p.w.(tracerTruth); ok {
 		if t, ok := tt.TracerTrueTime(n.id, int64(ev.StartR)); ok {
-			start = n.globalAt(t)
+			te.trueStart = n.globalAt(t)
+			if n.p.kineto {
+				te.hostStart = n.p.w.HostIdealAt(n.id, t)
+			}
+		}
+		if t, ok := tt.TracerTrueTime(n.id, int64(ev.EndR)); ok && n.p.kineto {
+			te.hostEnd = n.p.w.HostIdealAt(n.id, t)
 		}
 	}
-	n.events = append(n.events, tracedEvent{ev: ev, trueStart: start})
+	n.events = append(n.events, te)
 }
 
 // space builds the node's XSpace: /host:CPU (the launching thread, with
@@ -148,11 +180,16 @@ func tracerSpan(ev training.Event) (start, dur int64, neg bool) {
 }
 
 // record writes every node's trace and snapshots, checks the raw traces,
-// combines them and measures the combined trace against the truth.
+// combines them and measures the combined trace against the truth; with
+// kineto, it does the same on the Kineto path (recordKineto).
 func (p *tracedProtocol) record(dir string) (*TraceSummary, error) {
 	sum := &TraceSummary{Nodes: len(p.nodes)}
 	var inputs []combine.Input
 	var raw []validate.Node
+	var ksum *KinetoTraceSummary
+	if p.kineto {
+		ksum = &KinetoTraceSummary{}
+	}
 	truth := map[[2]int64]tracedEvent{} // (node, event id) → event
 	for i, n := range p.nodes {
 		if n == nil {
@@ -176,6 +213,11 @@ func (p *tracedProtocol) record(dir string) (*TraceSummary, error) {
 			return nil, err
 		}
 		inputs = append(inputs, combine.Input{Node: i, Trace: trace, Snapshots: snap})
+		if ksum != nil {
+			if err := n.writeKineto(nodeFile(dir, fileNodeKineto, i), ksum); err != nil {
+				return nil, err
+			}
+		}
 		// The report names the trace by its place in the run directory,
 		// which outlives the staging directory dir may be.
 		raw = append(raw, combine.Collectives(space, i, filepath.Base(trace))...)
@@ -198,8 +240,16 @@ func (p *tracedProtocol) record(dir string) (*TraceSummary, error) {
 		return nil, err
 	}
 	sum.Combined = brief(res.Report)
-	if err := measureTrace(filepath.Join(dir, FileCombined), truth, sum); err != nil {
+	al, err := measureTrace(filepath.Join(dir, FileCombined), truth)
+	if err != nil {
 		return nil, err
+	}
+	sum.AlignedEvents, sum.ErrorNS, sum.ErrorSigmas, sum.Within3Sigma = al.aligned, al.errNS, al.sigmas, al.within
+	if ksum != nil {
+		if err := p.recordKineto(dir, inputs, truth, ksum); err != nil {
+			return nil, err
+		}
+		sum.Kineto = ksum
 	}
 	return sum, nil
 }
@@ -208,44 +258,83 @@ func brief(r *validate.Report) ValidateCounts {
 	return ValidateCounts{Violations: r.Violations, Overlaps: r.Overlaps, Warnings: r.Warnings}
 }
 
-// measureTrace compares every event of the combined trace with its true
-// start: the error and the error in units of the event's reported
-// uncertainty.
-func measureTrace(path string, truth map[[2]int64]tracedEvent, sum *TraceSummary) error {
+// alignment is how far the events of a combined trace lie from their true
+// starts: the error |aligned − true start| in ns, over all events and by
+// the plane they ran on, and over the event's reported uncertainty.
+type alignment struct {
+	aligned       int // events compared
+	errNS, sigmas stats.Summary
+	hostNS, gpuNS stats.Summary
+	within        int // events within 3 reported σ
+}
+
+// measureTrace compares every event of the combined trace at path with its
+// true start: the error and the error in units of the event's reported
+// uncertainty. An event is compared when it carries the chronosync_event_id
+// stat (uint64 as the harness writes XSpace; int64 as a Kineto arg becomes)
+// and clock_uncertainty_ns, on a plane with a node_id; its time counts
+// from its plane's time base (time_base_ns, 0 without one).
+func measureTrace(path string, truth map[[2]int64]tracedEvent) (alignment, error) {
+	var a alignment
 	space, err := xspace.Read(path)
 	if err != nil {
-		return err
+		return a, err
 	}
-	var errs, ratios []float64
+	var errs, ratios, host, gpu []float64
 	for _, pl := range space.Planes {
 		ns, ok := xspace.StatByName(pl, pl.Stats, "node_id")
 		if !ok {
 			continue
 		}
 		node := ns.GetInt64Value()
+		base, _ := xspace.TimeBase(pl)
 		for _, line := range pl.Lines {
 			for _, ev := range line.Events {
-				id, ok1 := xspace.StatByName(pl, ev.Stats, statEventID)
-				unc, ok2 := xspace.StatByName(pl, ev.Stats, "clock_uncertainty_ns")
+				ids, ok1 := xspace.StatByName(pl, ev.Stats, statEventID)
+				uncs, ok2 := xspace.StatByName(pl, ev.Stats, "clock_uncertainty_ns")
 				if !ok1 || !ok2 {
 					continue
 				}
-				te, ok := truth[[2]int64{node, int64(id.GetUint64Value())}]
-				if !ok {
-					return fmt.Errorf("%s: node %d event %d is not one the workload reported", path, node, id.GetUint64Value())
+				id, ok1 := statInt(ids)
+				unc, ok2 := statInt(uncs)
+				if !ok1 || !ok2 {
+					return a, fmt.Errorf("%s: node %d: an event's %s or clock_uncertainty_ns is not an integer", path, node, statEventID)
 				}
-				e := float64(xspace.StartPs(line, ev))/1000 - float64(te.trueStart)
-				errs = append(errs, math.Abs(e))
-				r := math.Abs(e) / float64(max(1, unc.GetUint64Value()))
+				te, ok := truth[[2]int64{node, id}]
+				if !ok {
+					return a, fmt.Errorf("%s: node %d event %d is not one the workload reported", path, node, id)
+				}
+				e := math.Abs(float64(base-te.trueStart) + float64(xspace.StartPs(line, ev))/1000)
+				errs = append(errs, e)
+				if te.ev.Plane == training.GPUPlane {
+					gpu = append(gpu, e)
+				} else {
+					host = append(host, e)
+				}
+				r := e / float64(max(1, unc))
 				ratios = append(ratios, r)
 				if r <= 3 {
-					sum.Within3Sigma++
+					a.within++
 				}
 			}
 		}
 	}
-	sum.AlignedEvents = len(errs)
-	sum.ErrorNS = stats.Summarize(errs)
-	sum.ErrorSigmas = stats.Summarize(ratios)
-	return nil
+	a.aligned = len(errs)
+	a.errNS, a.sigmas = stats.Summarize(errs), stats.Summarize(ratios)
+	a.hostNS, a.gpuNS = stats.Summarize(host), stats.Summarize(gpu)
+	return a, nil
+}
+
+// statInt is an integer stat's value, whether int64 or uint64 (within
+// int64's range), and false for any other stat.
+func statInt(st *xplanepb.XStat) (int64, bool) {
+	switch v := st.GetValue().(type) {
+	case *xplanepb.XStat_Int64Value:
+		return v.Int64Value, true
+	case *xplanepb.XStat_Uint64Value:
+		if v.Uint64Value <= math.MaxInt64 {
+			return int64(v.Uint64Value), true
+		}
+	}
+	return 0, false
 }

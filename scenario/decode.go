@@ -252,6 +252,21 @@ func (d *decoder) str(n *yaml.Node, path string) (string, bool) {
 	return s.Value, true
 }
 
+// boolean decodes true or false (YAML 1.2's booleans only: yes, on and
+// the like are strings, and an error).
+func (d *decoder) boolean(n *yaml.Node, path string) (bool, bool) {
+	s, ok := d.scalar(n, path, "true or false", "!!bool")
+	if !ok {
+		return false, false
+	}
+	var v bool
+	if err := s.Decode(&v); err != nil {
+		d.errorf(s, path, "boolean %s: %v; expected true or false", s.Value, err)
+		return false, false
+	}
+	return v, true
+}
+
 func (d *decoder) integer(n *yaml.Node, path string) (int, bool) {
 	s, ok := d.scalar(n, path, "an integer", "!!int")
 	if !ok {

@@ -263,7 +263,7 @@ func (d *decoder) protocol(n *yaml.Node, path string) Protocol {
 // order Marshal writes them.
 var trainingKeys = []string{"steps", "collectives_per_step", "compute_per_step", "streams",
 	"compute_duration", "collective_duration", "spread", "launch_gap", "step_gap",
-	"start_delay", "port", "snapshot_period", "snapshot_capacity", "snapshot_burst"}
+	"start_delay", "port", "snapshot_period", "snapshot_capacity", "snapshot_burst", "kineto"}
 
 // phasegapKeys are the keys of a phasegap workload besides kind, in the
 // order Marshal writes them: `chronosync phasegap`'s flags, then the
@@ -344,6 +344,7 @@ func (d *decoder) workload(n *yaml.Node, path string) Workload {
 	field(m, path, "snapshot_period", d.duration, &t.SnapshotPeriod)
 	field(m, path, "snapshot_capacity", d.integer, &t.SnapshotCapacity)
 	field(m, path, "snapshot_burst", d.integer, &t.SnapshotBurst)
+	field(m, path, "kineto", d.boolean, &t.Kineto)
 	d.phasegap(m, path, &w.Phasegap)
 	return w
 }

@@ -352,6 +352,7 @@ func workloadNode(w Workload) *yaml.Node {
 	add(n, "snapshot_period", dur(t.SnapshotPeriod))
 	add(n, "snapshot_capacity", integer(t.SnapshotCapacity))
 	add(n, "snapshot_burst", integer(t.SnapshotBurst))
+	add(n, "kineto", plain(strconv.FormatBool(t.Kineto)))
 	return n
 }
 

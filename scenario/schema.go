@@ -330,6 +330,10 @@ type Training struct {
 	SnapshotPeriod     time.Duration // (S, R) snapshot sampling period, (0, Duration]; default 4s
 	SnapshotCapacity   int           // snapshot ring buffer size in pairs, >= 2; default 4096
 	SnapshotBurst      int           // pairs per snapshot sample, 1..64; default 4
+	// Kineto also writes each node's trace as the PyTorch profiler
+	// (Kineto) writes it, node<i>.pt.trace.json.gz, and checks and
+	// combines those too; default false.
+	Kineto bool
 }
 
 // ProtocolKind names the synchronization protocol the nodes run.

@@ -38,6 +38,8 @@ func TestWorkloadDefaults(t *testing.T) {
 	doubled.CollectivesPerStep, doubled.ComputePerStep = 3, 6
 	some := allDefaults
 	some.CollectivesPerStep, some.ComputePerStep, some.StartDelay, some.Spread, some.Port = 3, 0, 2*time.Second, 0, 9000
+	kineto := allDefaults
+	kineto.Kineto = true
 	tests := []struct {
 		name string
 		file string
@@ -51,6 +53,8 @@ func TestWorkloadDefaults(t *testing.T) {
 			Workload{Kind: WorkloadTraining, Training: doubled}},
 		{"training with some keys", trainHead("  collectives_per_step: 3", "  compute_per_step: 0",
 			"  start_delay: 2s", "  spread: 0", "  port: 9000"), Workload{Kind: WorkloadTraining, Training: some}},
+		{"kineto", trainHead("  kineto: true"), Workload{Kind: WorkloadTraining, Training: kineto}},
+		{"kineto false", trainHead("  kineto: false"), Workload{Kind: WorkloadTraining, Training: allDefaults}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,12 +133,13 @@ func TestMarshalTrainingKeys(t *testing.T) {
 		"  snapshot_period: 4s",
 		"  snapshot_capacity: 4096",
 		"  snapshot_burst: 4",
+		"  kineto: false",
 		"protocol:")
 	if !strings.Contains(string(out), want) {
 		t.Errorf("Marshal wrote\n%s\nwant it to contain\n%s", out, want)
 	}
-	if len(trainingKeys) != 14 {
-		t.Errorf("%d training keys; want 14", len(trainingKeys))
+	if len(trainingKeys) != 15 {
+		t.Errorf("%d training keys; want 15", len(trainingKeys))
 	}
 	for _, k := range trainingKeys {
 		if !strings.Contains(want, "\n  "+k+": ") {
@@ -199,6 +204,10 @@ func TestWorkloadErrors(t *testing.T) {
 		{"spread not a number", trainHead("  spread: wide"), 7, `workload.spread: expected a number; got string "wide"`},
 		{"malformed duration", trainHead("  step_gap: 5"), 7, `workload.step_gap: malformed duration "5"`},
 		{"port not an integer", trainHead("  port: http"), 7, `workload.port: expected an integer; got string "http"`},
+		{"kineto not a boolean", trainHead("  kineto: 1"), 7, `workload.kineto: expected true or false; got integer 1`},
+		{"kineto yes", trainHead("  kineto: yes"), 7, `workload.kineto: expected true or false; got string "yes"`},
+		{"kineto with kind none", withHead("workload: {kineto: true}"), 4,
+			`workload.kineto: kineto applies only to kind training, not "none"; expected one of: kind`},
 
 		// Ranges.
 		{"zero steps", trainHead("  steps: 0"), 7,

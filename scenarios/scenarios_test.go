@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"math"
@@ -154,6 +155,34 @@ func TestPhasegap4(t *testing.T) {
 		if e.Link != (netem.Params{Delay: 20 * time.Microsecond}) {
 			t.Errorf("%d->%d link %+v; want a 20us delay only", e.From, e.To, e.Link)
 		}
+	}
+}
+
+// TestTrain4Kineto pins train4-kineto to train4 with kineto: true: the
+// same run, resolved from the same seed, with Kineto traces written too.
+func TestTrain4Kineto(t *testing.T) {
+	base, err := Load("train4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := Load("train4-kineto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.Workload.Training.Kineto || !k.Workload.Training.Kineto {
+		t.Fatalf("kineto: train4 %v, train4-kineto %v; want false, true", base.Workload.Training.Kineto, k.Workload.Training.Kineto)
+	}
+	k.Name, k.Description, k.Workload.Training.Kineto = base.Name, base.Description, false
+	a, err := base.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := k.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("train4-kineto is not train4 with kineto: true:\n%s\nwant\n%s", b, a)
 	}
 }
 

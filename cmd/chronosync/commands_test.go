@@ -20,7 +20,7 @@ func TestNearNames(t *testing.T) {
 		{"mesh8-jiter", []string{"mesh8-jitter"}},              // one letter missing
 		{"Mesh8-Jitter", []string{"mesh8-jitter"}},             // case
 		{"quikstart", []string{"quickstart"}},                  // typo
-		{"train", []string{"train4"}},                          // a prefix
+		{"train", []string{"train4", "train4-kineto"}},         // a prefix
 		{"mesh8", []string{"mesh8-jitter", "mesh8-consensus"}}, // substring, nearest first
 		{"ring32", []string{"ring32-faults"}},
 		{"zz", nil},

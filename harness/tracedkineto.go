@@ -1,0 +1,408 @@
+package harness
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/chronosync/chronosync/analysis/combine"
+	"github.com/chronosync/chronosync/analysis/validate"
+	"github.com/chronosync/chronosync/trace/kineto"
+	"github.com/chronosync/chronosync/trace/xspace"
+	"github.com/chronosync/chronosync/workload/training"
+)
+
+// The Kineto path of a traced run (the workload's kineto: true). Besides
+// its XSpace, every node writes its trace as torch.profiler (Kineto) writes
+// one per rank, node<i>.pt.trace.json.gz, gzipped Chrome JSON:
+//
+//   - host events on the node's host clock S, read where the workload read
+//     its tracer clock (see Started and Finished): every launch, a
+//     cuda_runtime event named as the workload names it (hipLaunchKernel);
+//     a collective's launch also inside a cpu_op record_param_comms (its
+//     collective, process group, sequence number and message sizes) inside
+//     a user_annotation nccl:<collective>, both with the launch's times.
+//   - GPU kernels (category kernel; pid the device, 0; tid the stream) at
+//     the times the profiler gives them. Kineto converts the GPU clock's
+//     readings to host time itself; the model is a fixed offset taken when
+//     the profiler starts, P = R − R0 + S0, where (S0, R0) are the host and
+//     tracer readings at the node's first traced event. So the GPU events
+//     drift from the true host time as the tracer clock's rate differs
+//     from the host clock's (drift_ppm × the time since the start), and a
+//     step of the host clock after the start shows in the host events but
+//     not in the GPU events. Correcting the conversion with the snapshot
+//     pairs (H = S0 + a·(P − S0) + …) is the combiner's job.
+//   - a flow (ph s/f, cat ac2g, id the correlation, bp e) from each launch
+//     to its kernel, and the metadata events that name the processes and
+//     threads.
+//
+// Every complete event carries its chronosync_event_id in args (the
+// launch's for its op and annotation), so that the combined trace can be
+// measured against the truth. "External id" is the correlation throughout.
+// Times are exact: ts and dur in µs with three decimals, ts counted from
+// baseTimeNanoseconds, the trace's earliest time rounded down to the whole
+// second. A real trace's base is a Unix time; here base + ts is the host
+// clock's reading (the simulator's clocks count from about 0), which is
+// what the combiner takes it for. The same run writes the same bytes.
+
+// Files of the Kineto path.
+const (
+	// FileCombinedKineto is the nodes' Kineto traces combined; its
+	// siblings are combined-kineto.trace.json.gz, .metadata.json and
+	// .validate.json.
+	FileCombinedKineto = "combined-kineto.xplane.pb"
+	// FileRawKinetoValidate is the happens-before check of the raw Kineto
+	// traces.
+	FileRawKinetoValidate = "raw-kineto.validate.json"
+	fileNodeKineto        = "node%d.pt.trace.json.gz"
+)
+
+// kinetoSnapshots says whether the combiner gets each node's snapshot
+// pairs with its Kineto trace, to correct the profiler's conversion of GPU
+// times (false: the GPU events keep the profiler's drift, and the figures
+// show it).
+const kinetoSnapshots = true
+
+// kinetoHostPID is node 0's host pid (and launching thread's tid) in its
+// Kineto trace; node i's is kinetoHostPID + i. The GPU's pid is 0.
+const kinetoHostPID = 1000
+
+// kinetoArtifacts lists the files of the Kineto path.
+func (p *tracedProtocol) kinetoArtifacts() []Artifact {
+	var a []Artifact
+	for i := range p.nodes {
+		a = append(a, Artifact{fmt.Sprintf(fileNodeKineto, i), fmt.Sprintf("node %d's trace as the PyTorch profiler (Kineto) writes it, on its host clock", i)})
+	}
+	return append(a,
+		Artifact{FileRawKinetoValidate, "collective happens-before check of the raw Kineto traces"},
+		Artifact{FileCombinedKineto, "the Kineto traces on the global timeline (XSpace)"},
+		Artifact{"combined-kineto.trace.json.gz", "the combined Kineto traces as Chrome trace events, for Perfetto"},
+		Artifact{"combined-kineto.metadata.json", "per node of the Kineto path: offset windows, corrections, uncertainty"},
+		Artifact{"combined-kineto.validate.json", "collective happens-before check of the combined Kineto traces"},
+		Artifact{"combined-kineto.kineto/", "every node's Kineto trace on the global timeline, in PyTorch's format"})
+}
+
+// recordKineto checks the nodes' Kineto traces (written beside xs, the
+// XSpace inputs), combines them and measures the result against the truth.
+func (p *tracedProtocol) recordKineto(dir string, xs []combine.Input, truth map[[2]int64]tracedEvent, sum *KinetoTraceSummary) error {
+	var inputs []combine.Input
+	var raw []validate.Node
+	for _, in := range xs {
+		path := nodeFile(dir, fileNodeKineto, in.Node)
+		t, err := kineto.Read(path)
+		if err != nil {
+			return fmt.Errorf("kineto path: %w", err)
+		}
+		nd := validate.FromKineto(in.Node, t)
+		nd.Source = filepath.Base(path) // dir may be a staging directory
+		raw = append(raw, nd)
+		snap := ""
+		if kinetoSnapshots {
+			snap = in.Snapshots
+		}
+		inputs = append(inputs, combine.Input{Node: in.Node, Trace: path, Snapshots: snap})
+	}
+	rep := validate.Check(raw)
+	if err := xspace.WriteFile(filepath.Join(dir, FileRawKinetoValidate), rep.WriteJSON); err != nil {
+		return err
+	}
+	sum.Raw, sum.SnapshotCorrected = brief(rep), kinetoSnapshots
+	out := filepath.Join(dir, FileCombinedKineto)
+	res, err := combine.Combine(inputs, combine.Options{Offsets: filepath.Join(dir, FileOffsets), Output: out, Validate: true})
+	if err != nil {
+		return fmt.Errorf("kineto path: %w", err)
+	}
+	sum.Combined = brief(res.Report)
+	al, err := measureTrace(out, truth)
+	if err != nil {
+		return err
+	}
+	sum.AlignedEvents, sum.ErrorNS, sum.ErrorSigmas, sum.Within3Sigma = al.aligned, al.errNS, al.sigmas, al.within
+	sum.HostErrorNS, sum.GPUErrorNS = al.hostNS, al.gpuNS
+	return nil
+}
+
+// writeKineto writes the node's Kineto trace to path, gzipped and
+// atomically, and adds its events and flows to sum.
+func (n *tracedNode) writeKineto(path string, sum *KinetoTraceSummary) error {
+	meta, evs := n.kinetoEvents()
+	all := append(meta, evs...)
+	base := all[0].ts // there is always metadata
+	for _, e := range all {
+		base = min(base, e.ts)
+	}
+	base = floorSecond(base)
+	for _, e := range evs {
+		switch e.ph {
+		case "X":
+			sum.Events++
+		case "s":
+			sum.Flows++
+		}
+	}
+	body := n.kinetoJSON(filepath.Base(path), base, all)
+	return xspace.WriteFile(path, func(w io.Writer) error {
+		zw := gzip.NewWriter(w)
+		if _, err := zw.Write(body); err != nil {
+			return err
+		}
+		return zw.Close()
+	})
+}
+
+// floorSecond rounds ns down to the whole second.
+func floorSecond(ns int64) int64 {
+	s := ns / 1e9
+	if ns%1e9 < 0 {
+		s--
+	}
+	return s * 1e9
+}
+
+// kinetoEvent is one event of a Kineto trace; ts and dur in ns on the host
+// clock (dur for ph X only), flow the id of a flow (ph s, f).
+type kinetoEvent struct {
+	ph, cat, name string
+	pid, tid      int64
+	ts, dur, flow int64
+	args          []kinetoArg
+}
+
+// kinetoArg is one arg: a string when quoted, else the integer num.
+type kinetoArg struct {
+	key, str string
+	num      int64
+	quoted   bool
+}
+
+// Building events: args, a duration that is never negative (an event
+// that ended before it started on its clock gets 0, as in the XSpace).
+func argInt(k string, v int64) kinetoArg  { return kinetoArg{key: k, num: v} }
+func argStr(k, v string) kinetoArg        { return kinetoArg{key: k, str: v, quoted: true} }
+func argID(id uint64) kinetoArg           { return argInt(statEventID, int64(id)) }
+func kinetoDur(start, end int64) int64    { return max(0, end-start) }
+func (e *kinetoEvent) add(a ...kinetoArg) { e.args = append(e.args, a...) }
+
+// kinetoEvents returns the node's metadata events and its other events, in
+// the order they are written: host events by event id (a collective's
+// annotation, op and launch, then the launch's flow start), then GPU
+// events by time, stream and id (each kernel, then its flow's end).
+func (n *tracedNode) kinetoEvents() (meta, evs []kinetoEvent) {
+	all := slices.Clone(n.events)
+	slices.SortFunc(all, func(a, b tracedEvent) int { return cmp.Compare(a.ev.ID, b.ev.ID) })
+	host := int64(kinetoHostPID) + int64(n.id)
+	cfg := n.p.train
+	var s0, r0 int64
+	if len(all) > 0 {
+		s0, r0 = all[0].hostStart, int64(all[0].ev.StartR)
+	}
+	meta = kinetoMetadata(host, cfg.Streams, s0)
+	kernels := map[uint64]bool{} // correlations of the kernels that ran
+	var gpu []kinetoEvent
+	for _, e := range all {
+		if ev := e.ev; ev.Plane == training.GPUPlane {
+			kernels[ev.Correlation] = true
+			c, s := int64(ev.Correlation), int64(ev.Line)
+			k := kinetoEvent{ph: "X", cat: "kernel", name: ev.Name, pid: 0, tid: s,
+				ts: int64(ev.StartR) - r0 + s0, dur: kinetoDur(int64(ev.StartR), int64(ev.EndR))}
+			k.add(argInt("External id", c), argInt("device", 0), argInt("stream", s), argInt("correlation", c), argID(ev.ID))
+			gpu = append(gpu, k, kinetoEvent{ph: "f", cat: "ac2g", name: "ac2g", pid: 0, tid: s, ts: k.ts, flow: c})
+		}
+	}
+	slots := launchSlots(cfg)
+	seq := 0 // collectives launched so far
+	for _, e := range all {
+		ev := e.ev
+		if ev.Plane != training.HostPlane {
+			continue
+		}
+		c := int64(ev.Correlation)
+		x := kinetoEvent{ph: "X", pid: host, tid: host, ts: e.hostStart, dur: kinetoDur(e.hostStart, e.hostEnd)}
+		if ev.Index < len(slots) && slots[ev.Index] >= 0 {
+			coll := slots[ev.Index]
+			op := collectiveOp(coll)
+			ann, rec := x, x
+			ann.cat, ann.name = "user_annotation", "nccl:"+op
+			ann.add(argInt("External id", c), argID(ev.ID))
+			in, out := collectiveNelems(coll, op, len(n.p.nodes))
+			rec.cat, rec.name = "cpu_op", "record_param_comms"
+			rec.add(argInt("External id", c), argStr("Collective name", op), argStr("dtype", "Float"),
+				argInt("In msg nelems", in), argInt("Out msg nelems", out), argInt("Group size", int64(len(n.p.nodes))),
+				argStr("Process Group Name", "0"), argStr("Process Group Description", "default_pg"),
+				argInt("Seq", int64(seq)), argID(ev.ID))
+			evs = append(evs, ann, rec)
+			seq++
+		}
+		x.cat, x.name = "cuda_runtime", ev.Name
+		x.add(argInt("External id", c), argInt("correlation", c), argID(ev.ID))
+		evs = append(evs, x)
+		if kernels[ev.Correlation] {
+			evs = append(evs, kinetoEvent{ph: "s", cat: "ac2g", name: "ac2g", pid: host, tid: host, ts: x.ts, flow: c})
+		}
+	}
+	// Sort the GPU events' (kernel, flow end) pairs as pairs.
+	pairs := make([][2]kinetoEvent, len(gpu)/2)
+	for i := range pairs {
+		pairs[i] = [2]kinetoEvent{gpu[2*i], gpu[2*i+1]}
+	}
+	slices.SortStableFunc(pairs, func(a, b [2]kinetoEvent) int {
+		return cmp.Or(cmp.Compare(a[0].ts, b[0].ts), cmp.Compare(a[0].tid, b[0].tid))
+	})
+	for _, p := range pairs {
+		evs = append(evs, p[0], p[1])
+	}
+	return meta, evs
+}
+
+// kinetoMetadata is the metadata events Kineto writes for the host process
+// and thread and for GPU 0 and its streams, at the profiler's start.
+func kinetoMetadata(host int64, streams int, start int64) []kinetoEvent {
+	m := func(name string, pid, tid int64, arg kinetoArg) kinetoEvent {
+		return kinetoEvent{ph: "M", name: name, pid: pid, tid: tid, ts: start, args: []kinetoArg{arg}}
+	}
+	out := []kinetoEvent{
+		m("process_name", host, 0, argStr("name", "python")),
+		m("process_labels", host, 0, argStr("labels", "CPU")),
+		m("process_sort_index", host, 0, argInt("sort_index", host)),
+		m("process_name", 0, 0, argStr("name", "python")),
+		m("process_labels", 0, 0, argStr("labels", "GPU 0")),
+		m("process_sort_index", 0, 0, argInt("sort_index", 5000000)),
+		m("thread_name", host, host, argStr("name", fmt.Sprintf("thread %d (python)", host))),
+		m("thread_sort_index", host, host, argInt("sort_index", host)),
+	}
+	for s := range int64(streams) {
+		out = append(out, m("thread_name", 0, s, argStr("name", fmt.Sprintf("stream %d", s))),
+			m("thread_sort_index", 0, s, argInt("sort_index", s)))
+	}
+	return out
+}
+
+// launchSlots maps a launch's position in its step to the collective it
+// launches (its index in the step), or -1 for a compute kernel: the
+// layout of a step as training.Node makes it, compute kernels spread
+// evenly before the collectives.
+func launchSlots(cfg training.Config) []int {
+	c, k := cfg.CollectivesPerStep, cfg.ComputePerStep
+	var slots []int
+	for coll := range c {
+		for range (coll+1)*k/c - coll*k/c {
+			slots = append(slots, -1)
+		}
+		slots = append(slots, coll)
+	}
+	return slots
+}
+
+// collectiveOp is the c10d name of collective index's operation.
+func collectiveOp(index int) string {
+	switch kernel, _ := training.CollectiveName(index); kernel {
+	case training.AllReduceKernel:
+		return "all_reduce"
+	case training.AllGatherKernel:
+		return "all_gather"
+	}
+	return "broadcast"
+}
+
+// collectiveNelems is the message sizes, in elements, of collective index:
+// 2^18 to 2^21 floats by index; an all-gather's output is every rank's
+// input.
+func collectiveNelems(index int, op string, ranks int) (in, out int64) {
+	in = 1 << (18 + index%4)
+	if op == "all_gather" {
+		return in, in * int64(ranks)
+	}
+	return in, in
+}
+
+// kinetoJSON writes the trace's JSON text as Kineto lays it out.
+func (n *tracedNode) kinetoJSON(name string, base int64, evs []kinetoEvent) []byte {
+	b := []byte(`{
+  "schemaVersion": 1,
+  "deviceProperties": [
+    {
+    "id": 0, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
+    "computeMajor": 9, "computeMinor": 4,
+    "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048,
+    "regsPerBlock": 65536, "warpSize": 64,
+    "sharedMemPerBlock": 65536, "numSms": 304
+    }
+  ],
+`)
+	b = fmt.Appendf(b, "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d},\n  \"traceEvents\": [", n.id, len(n.p.nodes))
+	for i := range evs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendKinetoEvent(b, &evs[i], base)
+	}
+	b = append(b, "\n  ],\n  \"traceName\": "...)
+	b = appendJSONString(b, name)
+	return fmt.Appendf(b, ",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": %d\n}\n", base)
+}
+
+// appendKinetoEvent appends one event, its members in Kineto's order.
+func appendKinetoEvent(b []byte, e *kinetoEvent, base int64) []byte {
+	b = append(b, "\n  {\n    "...)
+	switch e.ph {
+	case "M":
+		b = append(b, `"name": `...)
+		b = appendJSONString(b, e.name)
+		b = append(b, `, "ph": "M", "ts": `...)
+		b = appendMicros(b, e.ts-base)
+		b = fmt.Appendf(b, `, "pid": %d, "tid": %d`, e.pid, e.tid)
+	case "s", "f":
+		b = fmt.Appendf(b, `"ph": %q, "id": %d, "pid": %d, "tid": %d, "ts": `, e.ph, e.flow, e.pid, e.tid)
+		b = appendMicros(b, e.ts-base)
+		b = append(b, `, "cat": "ac2g", "name": "ac2g", "bp": "e"`...)
+	default:
+		b = append(b, `"ph": "X", "cat": `...)
+		b = appendJSONString(b, e.cat)
+		b = append(b, `, "name": `...)
+		b = appendJSONString(b, e.name)
+		b = fmt.Appendf(b, `, "pid": %d, "tid": %d,`+"\n    "+`"ts": `, e.pid, e.tid)
+		b = appendMicros(b, e.ts-base)
+		b = append(b, `, "dur": `...)
+		b = appendMicros(b, e.dur)
+	}
+	if len(e.args) > 0 {
+		b = append(b, ",\n    \"args\": {\n      "...)
+		for i, a := range e.args {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendJSONString(b, a.key)
+			b = append(b, ": "...)
+			if a.quoted {
+				b = appendJSONString(b, a.str)
+			} else {
+				b = strconv.AppendInt(b, a.num, 10)
+			}
+		}
+		b = append(b, "\n    }"...)
+	}
+	return append(b, "\n  }"...)
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always marshals
+	return append(b, q...)
+}
+
+// appendMicros appends ns in µs with three decimals, exactly.
+func appendMicros(b []byte, ns int64) []byte {
+	u := uint64(ns)
+	if ns < 0 {
+		b, u = append(b, '-'), -u
+	}
+	b = strconv.AppendUint(b, u/1000, 10)
+	f := u % 1000
+	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+}
