@@ -24,6 +24,7 @@ func ExampleCheck() {
 	}
 	r := validate.Check(nodes)
 	fmt.Println(r.Summary())
+	fmt.Println(r.Pairing())
 	for _, v := range r.Examples {
 		fmt.Printf("%s #%d: node %d ended %d ns before the other started\n", v.Key, v.Index, v.First, v.GapNs)
 	}
@@ -32,6 +33,7 @@ func ExampleCheck() {
 	}
 	// Output:
 	// Violations: 1, Overlaps: 2, Warnings: 1
+	// pairing: 3 pairs by name, message size and order within the process group; 1 invocation without a counterpart
 	// allreduce #2: node 1 ended 10000 ns before the other started
 	// op "broadcast": node 1 has no invocations (1 of 2 nodes have some)
 }

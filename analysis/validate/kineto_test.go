@@ -3,6 +3,7 @@ package validate
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,31 +34,69 @@ func TestFromKinetoSampledRanks(t *testing.T) {
 	}
 	t.Logf("report:\n%s", b.String())
 
-	// Every pair of nodes compares the first min(count) invocations of each
-	// key both have.
-	pairs := 0
+	// Each rank has 10 collectives, all on NCCL's SendRecv kernel, named by
+	// the nccl:<name> annotation they were launched under, with its message
+	// size. Being sampled, each rank lacks some of the other's: pairing the
+	// i-th kernel with the i-th (as Check did by kernel name) made 6
+	// violations out of 10 pairs. Aligned on (name, size) in time order,
+	// four pair, all overlapping, ending within 0.2 ms of each other:
+	//   rank 0 #2, rank 1 #2: all_reduce of 19618307 elements
+	//   rank 0 #4, rank 1 #4: _all_gather_base of 16777216
+	//   rank 0 #8, rank 1 #8: all_reduce of 5716654
+	//   rank 0 #9, rank 1 #9: _all_gather_base of 16777216
+	// Plain LCS also has other pairings of 4 (e.g. rank 0 #0 with rank 1
+	// #5, all_to_all of 384, then #2/#6, #8/#8, #9/#9), which make
+	// violations; the least displacement picks the one above.
+	if got := r.Summary(); got != "Violations: 0, Overlaps: 4, Warnings: 3" {
+		t.Errorf("Summary() = %q", got)
+	}
+	if r.PairedByOrder != 4 || r.PairedBySeq != 0 || r.Unpaired != 12 {
+		t.Errorf("paired by order %d, by seq %d, unpaired %d; want 4, 0, 12", r.PairedByOrder, r.PairedBySeq, r.Unpaired)
+	}
+	if got, want := r.Pairing(), "pairing: 4 pairs by name, message size and order within the process group; 12 invocations without a counterpart"; got != want {
+		t.Errorf("Pairing() = %q, want %q", got, want)
+	}
+	type pair struct {
+		key        string
+		size       int64
+		a, b       int
+		endApartNs int64
+	}
+	var got []pair
+	for _, p := range pairsOf(nodes[0], nodes[1]) {
+		got = append(got, pair{p.x.Key, p.x.Size, p.i, p.j, abs64(p.x.EndNs - p.y.EndNs)})
+	}
+	want := []pair{
+		{"all_reduce", 19618307, 2, 2, 55_000},
+		{"_all_gather_base", 16777216, 4, 4, 332_000},
+		{"all_reduce", 5716654, 8, 8, 8_000},
+		{"_all_gather_base", 16777216, 9, 9, 189_000},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("pairs:\n got %+v\nwant %+v", got, want)
+	}
+	wantOps := map[string][2]int{"_all_gather_base": {2, 2}, "all_reduce": {4, 2}, "all_to_all": {4, 0}} // invocations per rank, compared
 	for _, op := range r.Ops {
-		for a := range op.Invocations {
-			for b := a + 1; b < len(op.Invocations); b++ {
-				pairs += min(op.Invocations[a], op.Invocations[b])
-			}
+		w := wantOps[op.Key]
+		if !slices.Equal(op.Invocations, []int{w[0], w[0]}) || op.Compared != w[1] || op.Violations != 0 {
+			t.Errorf("op %+v; want %d invocations per rank, %d compared, no violation", op, w[0], w[1])
 		}
 	}
-	if r.Overlaps+r.Violations != pairs || r.Compared != pairs {
-		t.Errorf("overlaps %d + violations %d, compared %d; want %d compared pairs", r.Overlaps, r.Violations, r.Compared, pairs)
-	}
-	// What the two sampled ranks hold: 10 SendRecv kernels each, matched in
-	// time order. The traces are sampled (kernels dropped), so the i-th
-	// kernels are not always the same collective: most pairs miss each other.
-	// They are 2 ranks of a 128-rank job, which the one warning says.
-	if got := r.Summary(); got != "Violations: 6, Overlaps: 4, Warnings: 1" {
-		t.Errorf("Summary() = %q", got)
+	if len(r.Ops) != len(wantOps) {
+		t.Errorf("%d ops, want %d", len(r.Ops), len(wantOps))
 	}
 	if got := r.Coverage(); got != "Nodes: 2 of 128 declared; missing: 2-127" {
 		t.Errorf("Coverage() = %q", got)
 	}
 	if w := r.CoverageWarnings(); len(w) != 1 || !strings.HasPrefix(w[0], "126 of 128 declared nodes are missing (2-127)") || r.WarningsText[0] != w[0] {
 		t.Errorf("CoverageWarnings() = %q; WarningsText %q", w, r.WarningsText)
+	}
+	wantWarn := []string{
+		`op "all_reduce": node 0 has 4 invocations, node 1 has 4; 2 paired by order, the others have no counterpart`,
+		`op "all_to_all": node 0 has 4 invocations, node 1 has 4; none has a counterpart`,
+	}
+	if !slices.Equal(r.WarningsText[1:], wantWarn) {
+		t.Errorf("warnings %q, want %q", r.WarningsText[1:], wantWarn)
 	}
 }
 

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 )
 
@@ -28,9 +27,23 @@ const MaxExamples = 20
 
 // Op is one invocation of a collective on one node, on the common timeline.
 type Op struct {
-	// Key names the collective: invocations with the same key on different
-	// nodes are matched by their rank in time (see Check).
+	// Key names the collective (e.g. "all_reduce", an XLA hlo_op, a kernel
+	// name): only invocations with the same key (and Size) are paired by
+	// order, see Check.
 	Key string
+	// Group names the process group (communicator) the invocation ran in:
+	// invocations are paired only within a group. "" when not recorded:
+	// all such ops are one group.
+	Group string
+	// Seq is the invocation's sequence number in its group, valid when
+	// HasSeq: when every op of two nodes in a group has one, they are
+	// paired by it.
+	Seq int64
+	// HasSeq reports that Seq is known.
+	HasSeq bool
+	// Size is the message size in elements, 0 when unknown: ops of
+	// different sizes are not paired by order.
+	Size int64
 	// StartNs and EndNs bound the invocation, in nanoseconds.
 	StartNs, EndNs int64
 }
@@ -60,6 +73,14 @@ type Report struct {
 	Warnings int `json:"warnings"`
 	// Compared is the number of compared pairs: Violations + Overlaps.
 	Compared int `json:"compared"`
+	// PairedBySeq and PairedByOrder count the compared pairs that each
+	// rule paired (RuleSeq, RuleOrder; see Check): they sum to Compared.
+	PairedBySeq   int `json:"paired_by_seq"`
+	PairedByOrder int `json:"paired_by_order"`
+	// Unpaired counts the invocations that found no counterpart on some
+	// other node that has their group: each is counted once, however
+	// many nodes lack its counterpart.
+	Unpaired int `json:"unpaired"`
 	// NodesSeen is the number of distinct node ids checked.
 	NodesSeen int `json:"nodes_seen"`
 	// NodesDeclared is how many nodes the traces say the job has (the
@@ -85,7 +106,9 @@ type Report struct {
 	// WarningsText are the warnings, in a deterministic order: the
 	// coverage warnings first (CoverageWarnings), then duplicate node ids,
 	// then by key: ops that end before they start, keys missing on nodes,
-	// mismatched invocation counts.
+	// invocations left without a counterpart between two nodes; then by
+	// process group: ops that differ at a sequence number, sequences too
+	// far apart to align.
 	WarningsText []string `json:"warnings_text"`
 }
 
@@ -103,22 +126,40 @@ type OpReport struct {
 	// Nodes is the number of nodes with at least one invocation.
 	Nodes int `json:"nodes"`
 	// Invocations is each node's invocation count, in Report.Nodes order
-	// (0 where the node has none).
+	// (0 where the node has none), all groups together.
 	Invocations []int `json:"invocations"`
-	Compared    int   `json:"compared"`
-	Violations  int   `json:"violations"`
-	Overlaps    int   `json:"overlaps"`
+	// Compared, Violations and Overlaps count the compared pairs whose
+	// first node's (A's) invocation has the key.
+	Compared   int `json:"compared"`
+	Violations int `json:"violations"`
+	Overlaps   int `json:"overlaps"`
 	// MaxGapNs is the largest gap over the key's violations: the time from
 	// the end of one invocation to the start of its counterpart; 0 when
 	// there is none.
 	MaxGapNs int64 `json:"max_gap_ns"`
 }
 
+// The rules by which Check pairs invocations (Violation.Rule).
+const (
+	// RuleSeq pairs the invocations with equal sequence numbers (Op.Seq).
+	RuleSeq = "seq"
+	// RuleOrder pairs invocations of equal key and size by their order in
+	// time.
+	RuleOrder = "order"
+)
+
 // Violation is one pair of matching invocations that do not overlap.
 type Violation struct {
+	// Key is node A's invocation's key (node B's is the same, except
+	// where the seq rule paired different keys, which Check warns about).
 	Key string `json:"key"`
-	// Index is the invocation's 0-based rank in time on both nodes.
-	Index int `json:"index"`
+	// Group is the invocations' process group.
+	Group string `json:"group"`
+	// Index is the 0-based rank in time of A's invocation among node A's
+	// invocations of Key; IndexB that of B's among node B's invocations
+	// of its key.
+	Index  int `json:"index"`
+	IndexB int `json:"index_b"`
 	// A and B are the two nodes' ids, A < B (or A == B for duplicate ids).
 	A int `json:"a"`
 	B int `json:"b"`
@@ -128,155 +169,8 @@ type Violation struct {
 	// GapNs is the time from the end of First's invocation to the start of
 	// the other's: positive.
 	GapNs int64 `json:"gap_ns"`
-}
-
-// Check compares the collective invocations of nodes.
-//
-// Ops are grouped by key and, within each node, ordered by start time (then
-// end time). The i-th invocation of a key on one node is taken to match the
-// i-th on every other node: Check compares it across every pair of nodes
-// that both have an i-th. A pair is a violation when one invocation ends
-// strictly before the other starts (a.EndNs < b.StartNs or b.EndNs <
-// a.StartNs); otherwise an overlap. Intervals are closed: two that touch
-// (a.EndNs == b.StartNs) overlap, since a collective's end and its
-// counterpart's start may be stamped at the same instant.
-//
-// Coverage: the report counts the distinct node ids it saw against the
-// number of nodes the traces declare (Node.Declared; the largest when they
-// disagree) and lists the declared ids 0..N-1 that are missing. Their
-// warnings (see CoverageWarnings) come first.
-//
-// Warnings: a key that some nodes have and others lack (one per missing node
-// per key), different invocation counts of a key on two nodes (one per key
-// and pair; only the first min(count) invocations are compared), an
-// invocation that ends before it starts (one per node and key), and a node id
-// given more than once (one per id; such nodes are compared as distinct
-// nodes).
-//
-// For N nodes and K invocations of a key Check makes N(N-1)/2·K comparisons,
-// none of which allocates. nodes is not modified.
-func Check(nodes []Node) *Report {
-	order := make([]int, len(nodes))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(nodes[x].ID, nodes[y].ID) })
-
-	r := &Report{
-		Nodes:        make([]NodeInfo, len(nodes)),
-		Ops:          []OpReport{},
-		Examples:     []Violation{},
-		WarningsText: []string{},
-	}
-	ids := make([]int, len(nodes))
-	byKey := make([]map[string][]Op, len(nodes)) // per node (in ID order)
-	var keys []string
-	seenKey := map[string]bool{}
-	for x, i := range order {
-		n := &nodes[i]
-		ids[x] = n.ID
-		r.Nodes[x] = NodeInfo{ID: n.ID, Source: n.Source, Ops: len(n.Ops)}
-		m := map[string][]Op{}
-		for _, op := range n.Ops {
-			m[op.Key] = append(m[op.Key], op)
-			if !seenKey[op.Key] {
-				seenKey[op.Key] = true
-				keys = append(keys, op.Key)
-			}
-		}
-		for _, ops := range m {
-			slices.SortStableFunc(ops, func(a, b Op) int {
-				return cmp.Or(cmp.Compare(a.StartNs, b.StartNs), cmp.Compare(a.EndNs, b.EndNs))
-			})
-		}
-		byKey[x] = m
-	}
-	slices.Sort(keys)
-	r.cover(nodes)
-	r.WarningsText = append(r.WarningsText, r.CoverageWarnings()...)
-
-	for x := 0; x < len(ids); {
-		y := x + 1
-		for y < len(ids) && ids[y] == ids[x] {
-			y++
-		}
-		if y-x > 1 {
-			r.warn("node id %d is given %d times; they are compared as distinct nodes", ids[x], y-x)
-		}
-		x = y
-	}
-
-	ex := examples{cap: MaxExamples}
-	lists := make([][]Op, len(ids))
-	for _, key := range keys {
-		op := OpReport{Key: key, Invocations: make([]int, len(ids))}
-		for x := range ids {
-			lists[x] = byKey[x][key]
-			op.Invocations[x] = len(lists[x])
-			if len(lists[x]) > 0 {
-				op.Nodes++
-			}
-		}
-		for x, l := range lists {
-			bad := 0
-			for _, o := range l {
-				if o.EndNs < o.StartNs {
-					bad++
-				}
-			}
-			if bad > 0 {
-				r.warn("op %q: node %d has %d invocations that end before they start", key, ids[x], bad)
-			}
-		}
-		for x, l := range lists {
-			if len(l) == 0 {
-				r.warn("op %q: node %d has no invocations (%d of %d nodes have some)", key, ids[x], op.Nodes, len(ids))
-			}
-		}
-		for a := range lists {
-			for b := a + 1; b < len(lists); b++ {
-				la, lb := lists[a], lists[b]
-				if len(la) == 0 || len(lb) == 0 {
-					continue
-				}
-				if len(la) != len(lb) {
-					r.warn("op %q: node %d has %d invocations, node %d has %d; the first %d are compared",
-						key, ids[a], len(la), ids[b], len(lb), min(len(la), len(lb)))
-				}
-				op.compare(&ex, ids[a], ids[b], la, lb)
-			}
-		}
-		r.Violations += op.Violations
-		r.Overlaps += op.Overlaps
-		r.Compared += op.Compared
-		r.Ops = append(r.Ops, op)
-	}
-	r.Examples = append(r.Examples, ex.list...)
-	r.Warnings = len(r.WarningsText)
-	return r
-}
-
-// compare compares the matching invocations of nodes a and b.
-func (op *OpReport) compare(ex *examples, a, b int, la, lb []Op) {
-	n := min(len(la), len(lb))
-	op.Compared += n
-	for i := range n {
-		x, y := &la[i], &lb[i]
-		var gap int64
-		var first int
-		switch {
-		case x.EndNs < y.StartNs:
-			gap, first = y.StartNs-x.EndNs, a
-		case y.EndNs < x.StartNs:
-			gap, first = x.StartNs-y.EndNs, b
-		default:
-			op.Overlaps++
-			continue
-		}
-		op.Violations++
-		op.MaxGapNs = max(op.MaxGapNs, gap)
-		ex.add(Violation{Key: op.Key, Index: i, A: a, B: b, First: first, GapNs: gap})
-	}
+	// Rule is the rule that paired the invocations: RuleSeq or RuleOrder.
+	Rule string `json:"rule"`
 }
 
 // warn adds a warning.
@@ -291,7 +185,7 @@ type examples struct {
 }
 
 // before reports whether v comes before w in example order: the larger gap
-// first, then by key, index, A and B.
+// first, then by key, index, A and B (then group, IndexB and rule).
 func before(v, w *Violation) bool {
 	if v.GapNs != w.GapNs {
 		return v.GapNs > w.GapNs
@@ -301,6 +195,9 @@ func before(v, w *Violation) bool {
 		cmp.Compare(v.Index, w.Index),
 		cmp.Compare(v.A, w.A),
 		cmp.Compare(v.B, w.B),
+		cmp.Compare(v.Group, w.Group),
+		cmp.Compare(v.IndexB, w.IndexB),
+		cmp.Compare(v.Rule, w.Rule),
 	) < 0
 }
 
@@ -329,6 +226,35 @@ func (r *Report) Summary() string {
 	return fmt.Sprintf("Violations: %d, Overlaps: %d, Warnings: %d", r.Violations, r.Overlaps, r.Warnings)
 }
 
+// Pairing returns the line that says how the compared pairs were made and
+// how many invocations found no counterpart, e.g. "pairing: 4 pairs by
+// name, message size and order within the process group; 12 invocations
+// without a counterpart", or "" when nothing was compared.
+func (r *Report) Pairing() string {
+	if r.Compared == 0 {
+		return ""
+	}
+	var how string
+	switch {
+	case r.PairedByOrder == 0:
+		how = fmt.Sprintf("%s by sequence number", count(r.PairedBySeq, "pair", "pairs"))
+	case r.PairedBySeq == 0:
+		how = fmt.Sprintf("%s by name, message size and order", count(r.PairedByOrder, "pair", "pairs"))
+	default:
+		how = fmt.Sprintf("%s by sequence number and %d by name, message size and order", count(r.PairedBySeq, "pair", "pairs"), r.PairedByOrder)
+	}
+	lone := "every invocation has a counterpart"
+	if r.Unpaired > 0 {
+		lone = count(r.Unpaired, "invocation", "invocations") + " without a counterpart"
+	}
+	return fmt.Sprintf("pairing: %s within the process group; %s", how, lone)
+}
+
+// count returns "1 one" or "n many".
+func count(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, plural(n, one, many))
+}
+
 // NothingCompared returns why the check compared no pair of invocations,
 // or "" when it compared some (Compared > 0). Counts of 0 from a check that
 // compared nothing are no result, so a caller prints this instead of
@@ -340,7 +266,9 @@ func (r *Report) Summary() string {
 //   - "one node's collectives ...": every invocation is on one node id (a
 //     single node's trace: collectives are compared between nodes);
 //   - "only node N ... has collectives": the other nodes have none;
-//   - "no collective appears on two nodes": the nodes' keys differ.
+//   - "no collective appears on two nodes": no invocation pairs with one
+//     on another node (see Check: the same process group, and the same
+//     key and size, or the same sequence number).
 func (r *Report) NothingCompared() string {
 	if r.Compared > 0 {
 		return ""
@@ -366,7 +294,7 @@ func (r *Report) NothingCompared() string {
 		return fmt.Sprintf("only node %d (%s) has collectives; the other %s none",
 			with[0].ID, sources(with), plural(r.NodesSeen-1, "node has", fmt.Sprintf("%d nodes have", r.NodesSeen-1)))
 	}
-	return fmt.Sprintf("no collective appears on two nodes: the %d nodes with collectives have no op in common", len(ids))
+	return fmt.Sprintf("no collective appears on two nodes: the %d nodes with collectives have no op in common (same process group, and same name and size or same sequence number)", len(ids))
 }
 
 // sources names the distinct sources of nodes, in order: the first three

@@ -120,7 +120,9 @@ func TestCheckDetails(t *testing.T) {
 		{ID: 5, Source: "rank5.json", Ops: append(ops("x", [2]int64{11, 19}, [2]int64{20, 30}), ops("y", [2]int64{6, 9})...)},
 	})
 	want := &Report{
-		Violations: 3, Overlaps: 2, Warnings: 3, Compared: 5,
+		Violations: 3, Overlaps: 2, Warnings: 3, Compared: 5, PairedByOrder: 5,
+		// Nodes 5 and 7 each have a y and a second x that node 3 lacks.
+		Unpaired:  4,
 		NodesSeen: 3, Declared: []Declaration{}, MissingNodes: []int{},
 		Nodes: []NodeInfo{{3, "rank3.json", 1}, {5, "rank5.json", 3}, {7, "rank7.json", 3}},
 		Ops: []OpReport{
@@ -128,13 +130,14 @@ func TestCheckDetails(t *testing.T) {
 			{Key: "y", Nodes: 2, Invocations: []int{0, 1, 1}, Compared: 1, Violations: 1, Overlaps: 0, MaxGapNs: 1},
 		},
 		Examples: []Violation{
-			{Key: "x", Index: 0, A: 3, B: 5, First: 3, GapNs: 1},
-			{Key: "x", Index: 0, A: 5, B: 7, First: 7, GapNs: 1},
-			{Key: "y", Index: 0, A: 5, B: 7, First: 7, GapNs: 1},
+			// Node 3's one x pairs with the nearer of node 5's two.
+			{Key: "x", Index: 0, IndexB: 0, A: 3, B: 5, First: 3, GapNs: 1, Rule: RuleOrder},
+			{Key: "x", Index: 0, IndexB: 0, A: 5, B: 7, First: 7, GapNs: 1, Rule: RuleOrder},
+			{Key: "y", Index: 0, IndexB: 0, A: 5, B: 7, First: 7, GapNs: 1, Rule: RuleOrder},
 		},
 		WarningsText: []string{
-			`op "x": node 3 has 1 invocations, node 5 has 2; the first 1 are compared`,
-			`op "x": node 3 has 1 invocations, node 7 has 2; the first 1 are compared`,
+			`op "x": node 3 has 1 invocations, node 5 has 2; 1 paired by order, the others have no counterpart`,
+			`op "x": node 3 has 1 invocations, node 7 has 2; 1 paired by order, the others have no counterpart`,
 			`op "y": node 3 has no invocations (2 of 3 nodes have some)`,
 		},
 	}
@@ -172,8 +175,8 @@ func TestExamples(t *testing.T) {
 	for _, key := range []string{"a", "b"} {
 		for i := range 40 {
 			gap := int64(50 + i%7)
-			all = append(all, Violation{Key: key, Index: i, A: 0, B: 1, First: 0, GapNs: gap},
-				Violation{Key: key, Index: i, A: 1, B: 2, First: 2, GapNs: gap})
+			all = append(all, Violation{Key: key, Index: i, IndexB: i, A: 0, B: 1, First: 0, GapNs: gap, Rule: RuleOrder},
+				Violation{Key: key, Index: i, IndexB: i, A: 1, B: 2, First: 2, GapNs: gap, Rule: RuleOrder})
 		}
 	}
 	slices.SortFunc(all, func(v, w Violation) int {
@@ -221,6 +224,9 @@ func TestWriteJSON(t *testing.T) {
   "overlaps": 0,
   "warnings": 2,
   "compared": 1,
+  "paired_by_seq": 0,
+  "paired_by_order": 1,
+  "unpaired": 1,
   "nodes_seen": 2,
   "nodes_declared": 3,
   "declared": [
@@ -277,11 +283,14 @@ func TestWriteJSON(t *testing.T) {
   "examples": [
     {
       "key": "x",
+      "group": "",
       "index": 0,
+      "index_b": 0,
       "a": 0,
       "b": 1,
       "first": 0,
-      "gap_ns": 10
+      "gap_ns": 10,
+      "rule": "order"
     }
   ],
   "warnings_text": [

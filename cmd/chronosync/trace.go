@@ -176,17 +176,30 @@ another. Each TRACE is an XSpace (*.xplane.pb: per-node files, one node each,
 or a combined trace, whose planes carry their node_id) or a PyTorch profiler
 (Kineto) JSON trace, plain or gzipped (one node each). For XSpace the
 collectives are the GPU events whose name contains rccl or nccl and that
-carry hlo_op, grouped by hlo_op; for Kineto the collective kernels, grouped
-by kernel name. The i-th invocation of each op is compared across every pair
-of nodes: a violation when one ends before the other starts, an overlap
-otherwise; warnings for missing or mismatched counts. Prints
-"Violations: X, Overlaps: Y, Warnings: Z", then how many nodes it saw out of
-how many the traces declare (a Kineto trace's distributedInfo.world_size, an
-XSpace plane's world_size stat; "Nodes: 2 of 128 declared; missing: 2-127",
-or "Nodes: 3 (the traces declare no total)"), with a warning line when
+carry hlo_op, named by hlo_op; for Kineto the NCCL/RCCL kernels, named by
+the collective PyTorch recorded for them ("Collective name", or the
+nccl:<name> annotation the kernel was launched under; else the kernel's
+name), with their process group, sequence number and message size where
+the trace records them.
+
+Every two nodes pair their invocations within each process group: by
+sequence number when both record one for every invocation of the group;
+otherwise in time order, aligning the two sequences on (name, message size)
+as their longest common subsequence, the pairs nearest the diagonal among
+ties, so that an invocation one node's trace lacks (a later start, a sampled
+trace) leaves its counterpart unpaired instead of shifting later pairs.
+Each pair is compared: a violation when one ends before the other starts,
+an overlap otherwise; warnings for missing ops and unpaired invocations.
+Prints "Violations: X, Overlaps: Y, Warnings: Z", then how the pairs were
+made and how many invocations found no counterpart ("pairing: 4 pairs by
+name, message size and order within the process group; 12 invocations
+without a counterpart"), then how many nodes it saw out of how many the
+traces declare (a Kineto trace's distributedInfo.world_size, an XSpace
+plane's world_size stat; "Nodes: 2 of 128 declared; missing: 2-127", or
+"Nodes: 3 (the traces declare no total)"), with a warning line when
 declared nodes are missing or the traces disagree about their number. Only
 the nodes present are checked: counts of 0 say nothing about the missing
-ones. --output writes the JSON report.
+ones. --output writes the JSON report, with every warning.
 
 When the check compares nothing (one node's trace, traces without
 collectives, no collective on two nodes) it prints "nothing to compare: "
@@ -229,15 +242,16 @@ the reason on stderr; 0 when every compared pair overlaps. --no-fail exits
 	return cmd
 }
 
-// printReport prints a validate report's counts (or, when it compared no
-// pair of invocations, "nothing to compare: " and why), the nodes it saw
-// against those declared (when it saw any), and the warnings about missing
-// nodes.
+// printReport prints a validate report's counts and how its pairs were
+// made (or, when it compared no pair of invocations, "nothing to compare: "
+// and why), the nodes it saw against those declared (when it saw any), and
+// the warnings about missing nodes.
 func printReport(w io.Writer, rep *validate.Report) {
 	if why := rep.NothingCompared(); why != "" {
 		fmt.Fprintf(w, "nothing to compare: %s\n", why)
 	} else {
 		fmt.Fprintln(w, rep.Summary())
+		fmt.Fprintln(w, rep.Pairing())
 	}
 	if len(rep.Nodes) == 0 {
 		return

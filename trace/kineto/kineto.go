@@ -22,9 +22,7 @@
 package kineto
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -102,41 +100,33 @@ type Kernel struct {
 	Index int
 	// Args are the event's args (the same map, not a copy).
 	Args map[string]string
+
+	// What PyTorch recorded about the collective the kernel runs, from the
+	// kernel's own args or the host ops that launched it (see
+	// [Collectives]); zero where the trace does not say.
+
+	// Collective names the collective, e.g. "all_reduce", "allreduce",
+	// "_all_gather_base"; "" when unknown.
+	Collective string
+	// Group is the name of the collective's process group (PyTorch's
+	// "Process Group Name"); "" when not recorded.
+	Group string
+	// Seq is the collective's sequence number in its process group, valid
+	// when HasSeq.
+	Seq int64
+	// HasSeq reports that the trace records Seq.
+	HasSeq bool
+	// Size is the message size in elements; 0 when unknown.
+	Size int64
 }
 
-// Collectives returns the GPU collective kernels of t in time order: the
-// complete ("X") events of category "kernel" (any case) whose name contains
-// "nccl" or "rccl" (any case). Ties in start time are ordered by end time,
-// device, stream, name and position in the file.
-func Collectives(t *Trace) []Kernel {
-	var ks []Kernel
-	for i := range t.Events {
-		e := &t.Events[i]
-		if e.Ph != "X" || !strings.EqualFold(e.Cat, "kernel") || !isCollective(e.Name) {
-			continue
-		}
-		ks = append(ks, Kernel{
-			Name: e.Name, StartNs: e.TsNs, EndNs: e.EndNs(),
-			Device: e.Pid, Stream: e.Tid, Index: i, Args: e.Args,
-		})
+// Key is the name by which a kernel is paired with its counterparts on
+// other ranks: Collective when known, else the kernel's name.
+func (k *Kernel) Key() string {
+	if k.Collective != "" {
+		return k.Collective
 	}
-	slices.SortFunc(ks, func(a, b Kernel) int {
-		return cmp.Or(
-			cmp.Compare(a.StartNs, b.StartNs),
-			cmp.Compare(a.EndNs, b.EndNs),
-			cmp.Compare(a.Device, b.Device),
-			cmp.Compare(a.Stream, b.Stream),
-			cmp.Compare(a.Name, b.Name),
-			cmp.Compare(a.Index, b.Index),
-		)
-	})
-	return ks
-}
-
-// isCollective reports whether a kernel name names an NCCL or RCCL kernel.
-func isCollective(name string) bool {
-	n := strings.ToLower(name)
-	return strings.Contains(n, "nccl") || strings.Contains(n, "rccl")
+	return k.Name
 }
 
 // Error is an error at one place of a trace's JSON text.

@@ -19,8 +19,11 @@ const (
 	// StatMetadataEvents (host plane, string) holds the trace's metadata
 	// ("M") events, as a JSON array of their text in file order.
 	StatMetadataEvents = "kineto_metadata_events"
-	// StatHloOp (collective kernels) is the kernel's name, the key by
-	// which a happens-before check matches collectives across nodes.
+	// StatHloOp (collective kernels) is the kernel's pairing key,
+	// Kernel.Key: the collective's name when the trace records it, else
+	// the kernel's name; the key by which a happens-before check matches
+	// collectives across nodes (see also StatCollectiveGroup,
+	// StatCollectiveSeq and StatCollectiveSize).
 	StatHloOp = "hlo_op"
 	// StatCategory (event metadata, string) is the events' "cat".
 	StatCategory = "cat"
@@ -76,10 +79,13 @@ func (t *Trace) TimeBase() int64 {
 //     in file order, then "ph" unless it is "X", then the event's members
 //     other than ph, name, cat, pid, tid, ts, dur and args (such as a flow's
 //     "id" and "bp"). Collective kernels (as [Collectives] finds them) get
-//     an "hlo_op" stat holding the kernel's name, which is how the combiner
-//     and validate find collectives in an XSpace; an arg named hlo_op
-//     becomes "args.hlo_op", and any other stat whose name an arg took gets
-//     "event." before it.
+//     an "hlo_op" stat holding their pairing key ([Kernel.Key]: the
+//     collective's name when the trace records it, else the kernel's
+//     name), which is how the combiner and validate find collectives in an
+//     XSpace, and, where known, collective_group (string), collective_seq
+//     and collective_size (int64): the kernel's Group, Seq and Size. An
+//     arg named hlo_op becomes "args.hlo_op", and any other stat whose name
+//     an arg took gets "event." before it.
 //   - arg values become XLA's stat kinds: strings str_value; integers
 //     int64_value (uint64_value beyond int64); other numbers double_value;
 //     true and false int64 1 and 0 (as XLA's XStatsBuilder stores bools);

@@ -9,12 +9,29 @@ import (
 	"github.com/chronosync/chronosync/trace/xplanepb"
 )
 
+// Names of the stats ToXSpace gives collective kernels besides hlo_op
+// (StatHloOp, their pairing key, Kernel.Key), where the trace records
+// them (see Collectives).
+const (
+	// StatCollectiveGroup (string) is Kernel.Group, the process group.
+	StatCollectiveGroup = "collective_group"
+	// StatCollectiveSeq (int64) is Kernel.Seq, the sequence number in the
+	// process group.
+	StatCollectiveSeq = "collective_seq"
+	// StatCollectiveSize (int64) is Kernel.Size, the message size in
+	// elements.
+	StatCollectiveSize = "collective_size"
+)
+
 // planeBuilder builds one XPlane of ToXSpace: metadata ids in order of
 // first use, from 1.
 type planeBuilder struct {
 	plane  *xplanepb.XPlane
 	events map[[2]string]int64 // (name, cat) → event metadata id
 	stats  map[string]int64    // name → stat metadata id
+	// kernels are the trace's collective kernels by event, built on first
+	// use (see converter.kernel); nil until then.
+	kernels map[*Event]*Kernel
 }
 
 func newPlaneBuilder(name string) *planeBuilder {
@@ -140,8 +157,17 @@ func (c *converter) event(b *planeBuilder, e *Event, off int64) *xplanepb.XEvent
 			add(argName(k), strStat(e.Args[k]))
 		}
 	}
-	if e.Ph == "X" && strings.EqualFold(e.Cat, "kernel") && isCollective(e.Name) {
-		other(StatHloOp, strStat(e.Name))
+	if k := c.kernel(b, e); k != nil {
+		other(StatHloOp, strStat(k.Key()))
+		if k.Group != "" {
+			other(StatCollectiveGroup, strStat(k.Group))
+		}
+		if k.HasSeq {
+			other(StatCollectiveSeq, intStat(k.Seq))
+		}
+		if k.Size > 0 {
+			other(StatCollectiveSize, intStat(k.Size))
+		}
 	}
 	if e.Ph != "X" {
 		other(StatPhase, strStat(e.Ph))
@@ -150,6 +176,27 @@ func (c *converter) event(b *planeBuilder, e *Event, off int64) *xplanepb.XEvent
 		other(unquote(m[0]), c.value(m[1]))
 	}
 	return ev
+}
+
+// kernel returns the collective kernel (as Collectives finds it) that e
+// is, or nil. The trace's kernels are found once per conversion, on first
+// use, and kept with the host plane's builder, which every conversion has
+// (b's own when there is none).
+func (c *converter) kernel(b *planeBuilder, e *Event) *Kernel {
+	if e.Ph != "X" || !strings.EqualFold(e.Cat, "kernel") || !isCollective(e.Name) {
+		return nil
+	}
+	if h, ok := c.byDevice[-1]; ok {
+		b = h.pb
+	}
+	if b.kernels == nil {
+		ks := Collectives(c.t)
+		b.kernels = make(map[*Event]*Kernel, len(ks))
+		for i := range ks {
+			b.kernels[&c.t.Events[ks[i].Index]] = &ks[i]
+		}
+	}
+	return b.kernels[e]
 }
 
 // value converts a JSON value to a stat value (see ToXSpace).
