@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/chronosync/chronosync/analysis/validate"
+	"github.com/chronosync/chronosync/trace/kineto"
 	"github.com/chronosync/chronosync/trace/xplanepb"
 	"github.com/chronosync/chronosync/trace/xspace"
 )
@@ -110,9 +111,25 @@ func planeCollectives(p *xplanepb.XPlane) []validate.Op {
 			}
 			if op, ok := collective(p, ev, hloID); ok {
 				start := xspace.StartPs(line, ev)
-				ops = append(ops, validate.Op{Key: op, StartNs: base + floorDiv(start, 1000), EndNs: base + floorDiv(start+ev.DurationPs, 1000)})
+				ops = append(ops, describedOp(p, ev, validate.Op{Key: op, StartNs: base + floorDiv(start, 1000), EndNs: base + floorDiv(start+ev.DurationPs, 1000)}))
 			}
 		}
 	}
 	return ops
+}
+
+// describedOp adds to op what a converted Kineto collective's stats say
+// about its process group, sequence number and message size
+// (kineto.StatCollective*).
+func describedOp(p *xplanepb.XPlane, ev *xplanepb.XEvent, op validate.Op) validate.Op {
+	if s, ok := xspace.StatByName(p, ev.Stats, kineto.StatCollectiveGroup); ok {
+		op.Group = xspace.StatString(p, s)
+	}
+	if s, ok := xspace.StatByName(p, ev.Stats, kineto.StatCollectiveSeq); ok {
+		op.Seq, op.HasSeq = s.GetInt64Value(), true
+	}
+	if s, ok := xspace.StatByName(p, ev.Stats, kineto.StatCollectiveSize); ok {
+		op.Size = s.GetInt64Value()
+	}
+	return op
 }

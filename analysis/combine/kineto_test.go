@@ -66,20 +66,6 @@ func combinedOps(t *testing.T, path string) []validate.Node {
 	return Collectives(space, 0, path)
 }
 
-// keysAndTimes are the validate nodes of raw Kineto files as their XSpace
-// conversion gives them to validate: keys (hlo_op) and times only, since
-// Collectives reads no process group, sequence number or size.
-func keysAndTimes(nodes []validate.Node) []validate.Node {
-	out := slices.Clone(nodes)
-	for i := range out {
-		out[i].Ops = slices.Clone(out[i].Ops)
-		for k, o := range out[i].Ops {
-			out[i].Ops[k] = validate.Op{Key: o.Key, StartNs: o.StartNs, EndNs: o.EndNs}
-		}
-	}
-	return out
-}
-
 func sortedOps(ops []validate.Op) []validate.Op {
 	ops = slices.Clone(ops)
 	slices.SortFunc(ops, func(a, b validate.Op) int {
@@ -100,7 +86,6 @@ func TestCombineKineto(t *testing.T) {
 	if rep := validate.Check(raw); rep.Violations != 0 || rep.Overlaps != 4 || rep.Warnings != 3 || rep.Coverage() != "Nodes: 2 of 128 declared; missing: 2-127" {
 		t.Fatalf("raw Kineto files: %s, %s; want Violations: 0, Overlaps: 4, Warnings: 3, Nodes: 2 of 128 declared; missing: 2-127", rep.Summary(), rep.Coverage())
 	}
-	raw = keysAndTimes(raw)
 	rawRep := validate.Check(raw)
 	dir := t.TempDir()
 	// Rank 1 converted and written as an XSpace, for the mixed case.
@@ -169,7 +154,6 @@ func TestCombineKinetoOffsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := combinedOps(t, out)
-	raw = keysAndTimes(raw)
 	want := slices.Clone(raw[1].Ops)
 	for i := range want {
 		want[i].StartNs -= int64(offset)

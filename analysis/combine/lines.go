@@ -25,14 +25,17 @@ type planeJob struct {
 	p            *wirePlane
 	path, name   string // the trace's path, the plane's new name
 	uncID, hloID int64
-	stepID       int64 // statStepInside's id; 0 when the node has no host step
-	collectives  bool  // the plane's collective kernels carry hlo_op
-	pid          int64
-	node         int
-	json, print  bool
-	sortLines    bool        // Options.sortLines
-	ns           *nodeState  // its alignment setup and time bases only
-	checks       *wireChecks // for the line and event fields copied unparsed
+	// The ids of a converted Kineto collective's group, sequence number
+	// and message size stats (kineto.StatCollective*); -1: none.
+	groupID, seqID, sizeID int64
+	stepID                 int64 // statStepInside's id; 0 when the node has no host step
+	collectives            bool  // the plane's collective kernels carry hlo_op
+	pid                    int64
+	node                   int
+	json, print            bool
+	sortLines              bool        // Options.sortLines
+	ns                     *nodeState  // its alignment setup and time bases only
+	checks                 *wireChecks // for the line and event fields copied unparsed
 }
 
 // lineOut is one rewritten line, merged into the node's state in order.

@@ -205,7 +205,7 @@ func (ns *nodeState) alignPlane(p *xplanepb.XPlane, gpu bool) (skewNs int64, err
 			ns.md.Events++
 			if gpu && hasHlo {
 				if op, ok := collective(p, ev, hloID); ok {
-					ns.ops = append(ns.ops, validate.Op{Key: op, StartNs: start / 1000, EndNs: (start + ev.DurationPs) / 1000})
+					ns.ops = append(ns.ops, describedOp(p, ev, validate.Op{Key: op, StartNs: start / 1000, EndNs: (start + ev.DurationPs) / 1000}))
 				}
 			}
 		}

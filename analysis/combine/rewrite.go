@@ -358,7 +358,7 @@ func (t *transcoder) emitEvent(line []byte, pj *planeJob, e *wireEvent, nb, tid,
 			hlo, hasHlo = m.hloOp, true
 		}
 		if hasHlo {
-			out.ops = append(out.ops, validate.Op{Key: hlo, StartNs: e.start / 1000, EndNs: (e.start + e.newDur) / 1000})
+			out.ops = append(out.ops, collectiveOp(validate.Op{Key: hlo, StartNs: e.start / 1000, EndNs: (e.start + e.newDur) / 1000}, e.raw, pj))
 		}
 	}
 	if pj.json {

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/chronosync/chronosync/analysis/align"
+	"github.com/chronosync/chronosync/analysis/validate"
+	"github.com/chronosync/chronosync/trace/kineto"
 	"github.com/chronosync/chronosync/trace/xspace"
 )
 
@@ -62,6 +64,40 @@ func (p *wirePlane) addStat(name string, add *[]added) int64 {
 	return id
 }
 
+// optStat is the id of the plane's stat metadata named name, or -1.
+func optStat(p *wirePlane, name string) int64 {
+	if id, ok := p.statID(name); ok {
+		return id
+	}
+	return -1
+}
+
+// collectiveOp adds to op what a converted Kineto collective's stats say
+// about its process group, sequence number and message size (raw is the
+// event's message).
+func collectiveOp(op validate.Op, raw []byte, pj *planeJob) validate.Op {
+	if pj.groupID >= 0 {
+		if v, ok, _ := eventStat(raw, pj.p, pj.groupID); ok {
+			op.Group = v
+		}
+	}
+	if pj.seqID >= 0 {
+		if v, ok, _ := eventStat(raw, pj.p, pj.seqID); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				op.Seq, op.HasSeq = n, true
+			}
+		}
+	}
+	if pj.sizeID >= 0 {
+		if v, ok, _ := eventStat(raw, pj.p, pj.sizeID); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				op.Size = n
+			}
+		}
+	}
+	return op
+}
+
 // processName names a plane's process in the Chrome JSON: its new name;
 // for a Kineto trace's plane "rank <r> (<host>) <its name in the rank's
 // trace>", so that every rank shows as one group of processes (the planes
@@ -87,6 +123,7 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 	hloID, hasHlo := p.statID(statHloOp)
 	gpu := len(p.name) >= len(gpuPrefix) && p.name[:len(gpuPrefix)] == gpuPrefix
 	pj.hloID, pj.collectives = hloID, hasHlo && gpu
+	pj.groupID, pj.seqID, pj.sizeID = optStat(p, kineto.StatCollectiveGroup), optStat(p, kineto.StatCollectiveSeq), optStat(p, kineto.StatCollectiveSize)
 	body := c.space.message()
 	body = protowire.AppendTag(body, fPlaneID, protowire.VarintType)
 	body = protowire.AppendVarint(body, uint64(id))
