@@ -114,7 +114,7 @@ func ToXSpace(t *Trace) (*xplanepb.XSpace, error) {
 
 // newConverter starts the conversion of t, which is within the limits.
 func newConverter(t *Trace) *converter {
-	return &converter{t: t, base: t.TimeBase(), labels: map[string]string{}, threads: map[[2]string]string{},
+	return &converter{t: t, base: t.TimeBase(), devices: NewDevices(t), threads: map[[2]string]string{},
 		byDevice: map[int]*planeAcc{}}
 }
 
@@ -127,10 +127,7 @@ func (c *converter) convert() (*xplanepb.XSpace, error) {
 			continue
 		}
 		c.meta = append(c.meta, i)
-		switch e.Name {
-		case "process_labels":
-			c.labels[e.Pid] = e.Args["labels"]
-		case "thread_name":
+		if e.Name == "thread_name" {
 			c.threads[[2]string{e.Pid, e.Tid}] = e.Args["name"]
 		}
 	}
@@ -164,7 +161,7 @@ func (c *converter) convert() (*xplanepb.XSpace, error) {
 type converter struct {
 	t       *Trace
 	base    int64
-	labels  map[string]string    // pid → process_labels
+	devices *Devices             // which events ran on a GPU
 	threads map[[2]string]string // (pid, tid) → thread_name
 	meta    []int                // the metadata events
 	// planes are the planes in order of creation (sorted by device before
@@ -222,23 +219,7 @@ func (p *planeAcc) add(e *Event, i int, rel int64) {
 }
 
 // device is the GPU an event ran on, if any (see ToXSpace).
-func (c *converter) device(e *Event) (int, bool) {
-	if l, ok := c.labels[e.Pid]; ok {
-		return gpuLabel(l)
-	}
-	switch strings.ToLower(e.Cat) {
-	case "kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation":
-	default:
-		return 0, false
-	}
-	if n, err := strconv.Atoi(e.Args["device"]); err == nil && n >= 0 {
-		return n, true
-	}
-	if n, err := strconv.Atoi(e.Pid); err == nil && n >= 0 {
-		return n, true
-	}
-	return 0, false
-}
+func (c *converter) device(e *Event) (int, bool) { return c.devices.Device(e) }
 
 // gpuLabel parses a process label "GPU <n>" (anything may follow n).
 func gpuLabel(l string) (int, bool) {
