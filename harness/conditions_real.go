@@ -168,7 +168,7 @@ func (b *realBackend) judge(s *Summary) {
 	if sy := s.Sync; sy != nil {
 		p := sy.Probes
 		network := s.Network.Lost + s.Network.QueueDrops + s.Network.Dropped["partition"] + s.Network.Dropped["linkdown"]
-		crashed, absent := faultAllowance(b.sc, b.resolved)
+		crashed := lostToCrashes(b.sc, b.resolved)
 		excess := max(float64(p.Lost)-float64(network)-crashed, 0)
 		if sent := float64(p.PairsSent * 2); sent > 0 {
 			what := fmt.Sprintf("%s probes lost, %s datagrams dropped by the links", Count(int64(p.Lost)), Count(int64(network)))
@@ -184,18 +184,8 @@ func (b *realBackend) judge(s *Summary) {
 				fmt.Sprintf("%s pairs sent of about %s scheduled: %s edge-windows of %v at one pair every %v",
 					Count(int64(p.PairsSent)), Count(int64(scheduled)), Count(int64(p.Blocks)), y.Window, y.Cadence))
 		}
-		missing := 0
-		for _, nodes := range sy.Control.Missing {
-			missing += len(nodes)
-		}
-		if len(b.resolved.Faults) == 0 {
-			cs.check("node-rounds missing", float64(missing), 0, "",
-				fmt.Sprintf("every node reports in every one of the %d rounds; the scenario schedules no fault", sy.Rounds))
-		} else {
-			cs.check("node-rounds missing beyond the faults", float64(missing), float64(absent), "",
-				fmt.Sprintf("the faults explain up to %d over %d rounds: nodes down, or cut off from the master", absent, sy.Rounds))
-		}
 	}
+	judgeUnsolved(&cs, s)
 	judgeTrust(&cs, s)
 	judgePhasegap(&cs, s)
 	s.Conditions, s.Status = cs, cs.status()

@@ -135,47 +135,33 @@ func linkFaults(r *scenario.Resolved) bool {
 	return false
 }
 
-// faultAllowance is what a run's faults explain, for judging its
-// conditions: the probes lost to crashed nodes (the datagrams a partition
-// or a flap drops are counted by the shaper), and the node-rounds missing
-// because a node was down or cut off from the master. Both are upper
-// estimates from the schedule: a crashed node's probe relations (either
-// direction, each edge of it) lose every pair from the crash to the
-// restart and the window in flight at the crash; a node down, or outside
-// the master's group of a partition, may miss every round its time
-// overlaps and one more.
-func faultAllowance(sc *scenario.Scenario, r *scenario.Resolved) (probes float64, nodeRounds int) {
+// lostToCrashes is how many probes a run's crashes explain, for judging
+// its conditions (the datagrams a partition or a flap drops are counted
+// by the shaper; the node-rounds faults leave without a model are judged
+// one by one, see explain): an upper estimate from the schedule, in which
+// a crashed node's probe relations (either direction, each edge of it)
+// lose every pair from the crash to the restart and the window in flight
+// at the crash.
+func lostToCrashes(sc *scenario.Scenario, r *scenario.Resolved) (probes float64) {
 	y := sc.Protocol.Sync
 	if y.Window <= 0 || y.Cadence <= 0 {
-		return 0, 0
+		return 0
 	}
-	rounds := func(d time.Duration) int { return int((d+y.Window-1)/y.Window) + 1 }
 	for _, f := range r.Faults {
-		switch f.Kind {
-		case scenario.FaultCrash:
-			down := r.Duration - f.At
-			if f.RestartAfter != nil {
-				down = min(*f.RestartAfter, down)
-			}
-			relations := 0
-			for _, e := range r.Edges {
-				if e.From == *f.Node || e.To == *f.Node {
-					relations++
-				}
-			}
-			probes += 2 * float64(relations) * float64(down+y.Window) / float64(y.Cadence)
-			nodeRounds += rounds(down)
-		case scenario.FaultPartition:
-			cut := r.Duration - f.At
-			if f.HealAfter != nil {
-				cut = min(*f.HealAfter, cut)
-			}
-			for _, g := range f.Groups {
-				if !slices.Contains(g, y.Master) {
-					nodeRounds += len(g) * rounds(cut)
-				}
+		if f.Kind != scenario.FaultCrash {
+			continue
+		}
+		down := r.Duration - f.At
+		if f.RestartAfter != nil {
+			down = min(*f.RestartAfter, down)
+		}
+		relations := 0
+		for _, e := range r.Edges {
+			if e.From == *f.Node || e.To == *f.Node {
+				relations++
 			}
 		}
+		probes += 2 * float64(relations) * float64(down+y.Window) / float64(y.Cadence)
 	}
-	return probes, nodeRounds
+	return probes
 }

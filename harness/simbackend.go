@@ -144,9 +144,12 @@ func (b *simBackend) record(dir string, m *Manifest, s *Summary) error {
 
 // judge: a simulated run honours its scenario by construction (its faults
 // are the scenario's own), so it measures no conditions of its own; a
-// workload that did not finish within the scenario's duration did not.
+// workload that did not finish within the scenario's duration did not,
+// and a round that left nodes without a model, which no scheduled fault
+// explains, is not what the scenario asked for.
 func (b *simBackend) judge(s *Summary) {
 	var cs conditions
+	judgeUnsolved(&cs, s)
 	judgePhasegap(&cs, s)
 	s.Conditions, s.Status = cs, cs.status()
 }

@@ -59,6 +59,7 @@ func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
 		sy.ConvergedFrom, strings.Replace(FormatNS(groundtruth.ConvergedBound), ".00 ", " ", 1))
 	PrintCalibration(w, sy.Calibration)
 	printWarnings(w, c.Warnings)
+	printUnsolved(w, sy.Unsolved)
 }
 
 // accuracyRow is one line of the accuracy table: an estimator's errors

@@ -84,9 +84,11 @@ type syncProtocol struct {
 	truthFile *os.File
 	truth     *groundtruth.Writer
 
-	online  []offsets.Offset
-	windows []groundtruth.Window
-	reports []roundFigures
+	online   []offsets.Offset
+	windows  []groundtruth.Window
+	reports  []roundFigures
+	faults   []scenario.Fault // the scenario's, to explain unsolved rounds
+	unsolved []UnsolvedRound
 	// graphcalc holds the offline estimates with their GraphCalc wall
 	// times, which vary between runs and so stay out of summary.json.
 	graphcalc []EstimateResult
@@ -105,7 +107,7 @@ func newSyncProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*syncProtocol
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
-	return &syncProtocol{cfg: cfg, sc: sc, runID: fmt.Sprintf("%s-seed%d", sc.Name, sc.Seed), boots: make([]uint64, len(r.Nodes))}, nil
+	return &syncProtocol{cfg: cfg, sc: sc, runID: fmt.Sprintf("%s-seed%d", sc.Name, sc.Seed), boots: make([]uint64, len(r.Nodes)), faults: r.Faults}, nil
 }
 
 func (p *syncProtocol) program(id world.NodeID) world.Program {
@@ -208,6 +210,9 @@ func (p *syncProtocol) Round(r *rounds.RoundReport) {
 		line.Error, fig.err = r.Err.Error(), r.Err.Error()
 	}
 	p.reports = append(p.reports, fig)
+	if u := p.unsolvedRound(r, p.w.Now()); u != nil {
+		p.unsolved = append(p.unsolved, *u)
+	}
 	rr := make([]any, 0, len(r.Edges)+1)
 	for _, e := range r.Edges {
 		rr = append(rr, e)

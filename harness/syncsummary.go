@@ -29,6 +29,10 @@ type SyncSummary struct {
 	// on the same recorded probe stream (as `chronosync estimate` does).
 	Estimators map[string]groundtruth.Accuracy `json:"estimators"`
 	Control    ControlSummary                  `json:"control"`
+	// Unsolved lists the rounds in which nodes of the probe graph got no
+	// clock model, each with why and the scheduled faults that explain
+	// it.
+	Unsolved []UnsolvedRound `json:"unsolved,omitempty"`
 	Probes     ProbeSummary                    `json:"probes"`
 }
 
@@ -115,6 +119,7 @@ func (p *syncProtocol) summarize(s *Summary) {
 			out.Control.Warnings[key] = r.warning
 		}
 	}
+	out.Unsolved = p.unsolved
 	out.Rounds = len(p.reports)
 	if p.cfg.Mode == rounds.ModeConsensus {
 		for _, w := range p.windows {
