@@ -33,7 +33,7 @@ type SyncSummary struct {
 	// clock model, each with why and the scheduled faults that explain
 	// it.
 	Unsolved []UnsolvedRound `json:"unsolved,omitempty"`
-	Probes     ProbeSummary                    `json:"probes"`
+	Probes   ProbeSummary    `json:"probes"`
 }
 
 // ControlSummary are the rounds' control-plane figures, in ns on the
