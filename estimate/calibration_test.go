@@ -62,7 +62,7 @@ func TestCalibration(t *testing.T) {
 				for i, k := range Kinds() {
 					f, err := Estimate(probes, Options{Kind: k, Origin: mid})
 					if err != nil {
-						t.Fatalf("%s: %v", k, err)
+						t.Fatalf("w %d %s: %v", w, k, err)
 					}
 					e, ea := f.Beta-(c.beta+c.alpha*float64(mid-c.srcStart)), f.Alpha-c.alpha
 					s := &sums[i]

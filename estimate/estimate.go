@@ -1,9 +1,12 @@
 package estimate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 )
@@ -66,9 +69,14 @@ const (
 	PurityOff Purity = "off"
 )
 
-// DefaultStepThreshold is the smallest clock step looked for when
-// Options.StepThreshold is 0.
-const DefaultStepThreshold = time.Millisecond
+// MaxSteps is the most clock steps Estimate reports in one window; a
+// window that seems to have more is noise, and its later steps are not
+// looked for.
+const MaxSteps = scanMaxSteps
+
+// shortWindowStepThreshold is the walk's threshold in a window too short
+// to measure its own noise (fewer than three runs of stepWindow probes).
+const shortWindowStepThreshold = time.Millisecond
 
 // Defaults applied to zero Options fields.
 const (
@@ -94,9 +102,15 @@ type Options struct {
 	// MinPairs is the fewest usable pairs a fit needs; 0 means 10. It must
 	// be at least 2.
 	MinPairs int
-	// StepThreshold is the smallest midpoint offset jump treated as a clock
-	// step; 0 means 1ms, negative disables step detection.
+	// StepThreshold is a floor under the steps taken: the detectors look
+	// for every step the window's own noise lets them see (walkSigmas,
+	// scanSigmas) and take none smaller than it. 0 means no floor;
+	// negative disables step detection.
 	StepThreshold time.Duration
+	// SrcSteps are steps of src's clock that its other out-edges show
+	// (ScanSrcSteps): the window is cut there too, unless the walk brackets
+	// the step itself.
+	SrcSteps []Cut
 	// TimestampSigma is a systematic error of the timestamps themselves
 	// that no spread of the probes shows (where in the stack a kernel
 	// takes them, on each side); UserT3Sigma how far a responder's
@@ -130,23 +144,21 @@ type Fit struct {
 	// selected pairs for regression and svm (each probe gives svm a forward
 	// and a reverse point), the kept minimum-delay probes for minfilter.
 	Used int
-	// Step reports that a clock step was detected inside the window.
+	// Step reports that clock steps were detected inside the window: the
+	// fit is of the pairs after the last one.
 	Step bool
-	// StepAt is the src-clock x (T1) of the first probe of the first pair
-	// sent wholly after the last step: only pairs from there on were used.
-	// 0 when Step is false. StepAfter is the T1 of the last probe before
-	// the step that it did not touch (0 when none): the step happened
-	// between the two, StepAfter on src's clock before the step, StepAt
-	// after it.
-	StepAt, StepAfter int64
-	// Pre is the fit of the pairs before the last step (and after any
-	// earlier one), at the same Origin; nil without a step or without
-	// such pairs. Its own Step and Pre are unset.
-	Pre *Fit
+	// Steps are the window's steps, in order (nil without any).
+	Steps []StepFit
 	// AsymSigma is the part of Sigma, in quadrature, that the shapes of
 	// the two directions' delays say a path asymmetry may add (see
 	// asymSigma); 0 where they look alike.
 	AsymSigma float64
+	// MissSigma is the uncertainty a step too small for this edge's scan
+	// to see may leave in the fit (see scanPlan.missSigma); 0 with step
+	// detection disabled. It is not part of Sigma: a step is a node's, and
+	// the node's own scan of all its out-edges (ScanSrcSteps) sees smaller
+	// ones than one edge; package rounds adds the node's to its model.
+	MissSigma float64
 	// Margin is, for svm only, the half-width in ns of the exact separating
 	// corridor; negative when the forward and reverse point sets overlap.
 	Margin float64
@@ -155,6 +167,22 @@ type Fit struct {
 	// (see refineSVM) rather than of the exact corridor, whose half-width
 	// Margin still is.
 	Refined bool
+}
+
+// StepFit is one clock step of a window, as an edge's probes see it.
+type StepFit struct {
+	// After is the T1 (src's clock, before the step) of the last probe
+	// the step did not touch, and At the T1 of the first probe of the
+	// first pair sent wholly after it: it happened between the two. After
+	// is 0 when no probe before it was clean.
+	After, At int64
+	// Size is how far the step moved dst's clock against src's, as the
+	// detector measured it, ns: for the record; the fits say it better.
+	Size float64
+	// Before is the fit of the pairs between the step before (or the
+	// window's start) and this one, at the same Origin; its Pairs is 0
+	// when there were none. Its own Step and Steps are unset.
+	Before Fit
 }
 
 // ErrInsufficient reports that too few usable probe pairs were left for a
@@ -197,22 +225,20 @@ func (o Options) config() (config, error) {
 	case c.minPairs < 2:
 		return c, fmt.Errorf("estimate: MinPairs %d is below 2", o.MinPairs)
 	}
-	if c.stepTh == 0 {
-		c.stepTh = int64(DefaultStepThreshold)
-	}
 	return c, nil
 }
 
 // Estimate fits the probes of one window, given in send order (lost probes
 // are simply absent). Only complete pairs are used. Step detection runs
-// first, then purity selection, then the estimator named by o.Kind. When a
-// step is found, the fit is of the pairs after the last step and Pre is
-// that of the pairs before it (after any earlier step), both at Origin; a
-// side with fewer than MinPairs pairs (but at least one), or whose own
-// fit is less precise than that, is fitted from the other side's line and
-// path delays (see offsetOnly).
-// Fewer than MinPairs pairs in all, or on both sides of a step, returns an
-// error wrapping ErrInsufficient.
+// first (detectSteps for the steps that show probe by probe, then
+// scanSteps between them for the smaller ones), then purity selection,
+// then the estimator named by o.Kind on each run of pairs between steps.
+// The fit is of the pairs after the last step, with every step and the
+// fit of the pairs before it in Steps, all at Origin; a run with fewer
+// than MinPairs pairs (but at least one), or whose own fit is less
+// precise than that, is fitted from the longest run's line and path
+// delays (see offsetOnly). Fewer than MinPairs pairs in all, or in every
+// run, returns an error wrapping ErrInsufficient.
 func Estimate(probes []Probe, o Options) (Fit, error) {
 	c, err := o.config()
 	if err != nil {
@@ -223,42 +249,205 @@ func Estimate(probes []Probe, o Options) (Fit, error) {
 		return Fit{}, fmt.Errorf("%w: %d complete pairs, need %d", ErrInsufficient, len(pairs), c.minPairs)
 	}
 	all := buildSamples(probes, pairs, c.origin)
-	var st stepCut
+	var cuts []cut
+	var miss float64
 	if c.stepTh >= 0 {
-		st = detectStep(all, pairs, float64(c.stepTh))
+		cuts, miss = findSteps(all, float64(c.stepTh), o.SrcSteps, c.origin)
 	}
-	if !st.step {
-		return fitSegment(probes, pairs, all, 0, len(pairs), c)
-	}
-	stepAt := int64(0)
-	if st.cut < len(pairs) {
-		stepAt = probes[pairs[st.cut].first()].T1
-	}
-	post, perr := fitSegment(probes, pairs, all, st.cut, len(pairs), c)
-	pre, prerr := fitSegment(probes, pairs, all, st.preFrom, st.preTo, c)
-	// A side with too few pairs, or whose own line is less precise than
-	// one carried over from the other side, is fitted from the other's.
-	if perr == nil && st.preTo > st.preFrom {
-		if alt := offsetOnly(all, st.preFrom, st.preTo, post, st.cut, len(pairs)); prerr != nil || alt.Sigma < pre.Sigma {
-			pre, prerr = alt, nil
+	segs := stepRuns(all, pairs, cuts)
+	fits := make([]Fit, len(segs))
+	errs := make([]error, len(segs))
+	anchor := -1
+	for k, sg := range segs {
+		fits[k], errs[k] = fitSegment(probes, pairs, all, sg[0], sg[1], c)
+		if errs[k] == nil && (anchor < 0 || fits[k].Pairs > fits[anchor].Pairs) {
+			anchor = k
 		}
 	}
-	if prerr == nil && st.cut < len(pairs) {
-		if alt := offsetOnly(all, st.cut, len(pairs), pre, st.preFrom, st.preTo); perr != nil || alt.Sigma < post.Sigma {
-			post, perr = alt, nil
+	if anchor >= 0 {
+		// A run with too few pairs, or whose own line is less precise
+		// than one carried over from the longest, is fitted from it.
+		for k, sg := range segs {
+			if k == anchor || sg[1] == sg[0] {
+				continue
+			}
+			if alt := offsetOnly(all, sg[0], sg[1], fits[anchor], segs[anchor][0], segs[anchor][1]); errs[k] != nil || alt.Sigma < fits[k].Sigma {
+				fits[k], errs[k] = alt, nil
+			}
 		}
 	}
-	if perr != nil {
-		return Fit{}, fmt.Errorf("%w (after a clock step at src %d)", perr, stepAt)
+	for k := range segs {
+		if errs[k] == nil {
+			fits[k].MissSigma = miss
+		}
 	}
-	post.Step, post.StepAt = true, stepAt
-	if st.after >= 0 {
-		post.StepAfter = probes[st.after].T1
+	last := len(segs) - 1
+	if errs[last] != nil {
+		if last == 0 {
+			return Fit{}, errs[last]
+		}
+		return Fit{}, fmt.Errorf("%w (after a clock step at src %d)", errs[last], probes[all[cuts[last-1].pre-1].idx].T1)
 	}
-	if pre.Pairs > 0 {
-		post.Pre = &pre
+	post := fits[last]
+	for k, ct := range cuts {
+		st := StepFit{Size: ct.size}
+		if sg := segs[k+1]; sg[0] < len(pairs) {
+			st.At = probes[pairs[sg[0]].first()].T1
+		}
+		if ct.pre > 0 {
+			st.After = probes[all[ct.pre-1].idx].T1
+		}
+		if errs[k] == nil {
+			st.Before = fits[k]
+		}
+		post.Steps = append(post.Steps, st)
 	}
+	post.Step = len(cuts) > 0
 	return post, nil
+}
+
+// findSteps runs both detectors over the samples with floor as the
+// smallest step taken, and returns the steps in order, with the scan's
+// missSigma. ext are steps found elsewhere (src's own, see ScanSrcSteps),
+// on src's clock; origin is the samples' x origin. The scan looks between
+// the walk's steps and the external ones; an external step the walk also
+// found is the walk's, which brackets it closer.
+func findSteps(all []sample, floor float64, ext []Cut, origin int64) ([]cut, float64) {
+	drift := robustDrift(all)
+	walk := walkSteps(all, drift, floor)
+	for _, c := range ext {
+		lo := sort.Search(len(all), func(i int) bool { return all[i].midX() >= float64(c.From-origin) })
+		hi := sort.Search(len(all), func(i int) bool { return all[i].midX() > float64(c.To-origin) })
+		if lo == 0 || hi >= len(all) || slices.ContainsFunc(walk, func(w cut) bool { return w.pre <= hi && lo <= w.post }) {
+			continue
+		}
+		walk = append(walk, cut{pre: lo, post: hi, size: c.Size})
+	}
+	slices.SortFunc(walk, func(a, b cut) int { return cmp.Compare(a.pre, b.pre) })
+	runs := runsBetween(walk, len(all))
+	plan := planScan([]scanEdgeIn{{s: all, drift: drift, runs: runs}})
+	var cuts []cut
+	for k, r := range runs {
+		if r[1] > r[0] {
+			for _, st := range plan.scanTime(all[r[0]].midX(), all[r[1]-1].midX(), floor, MaxSteps-len(walk)-len(cuts)) {
+				cuts = append(cuts, timeToCut(all, r, st))
+			}
+		}
+		if k < len(walk) {
+			cuts = append(cuts, walk[k])
+		}
+	}
+	return cuts, plan.missSigma()
+}
+
+// walkSteps runs the walk (detectSteps) at walkSigmas times the window's
+// noise (walkNoise), or floor where that is larger, keeping at most
+// MaxSteps steps (the largest).
+func walkSteps(all []sample, drift, floor float64) []cut {
+	th := float64(shortWindowStepThreshold)
+	if w := walkNoise(all, drift); w > 0 {
+		th = walkSigmas * w
+	}
+	walk := detectSteps(all, drift, max(th, floor))
+	if len(walk) > MaxSteps {
+		// More steps than a window has: keep the largest.
+		slices.SortFunc(walk, func(a, b cut) int { return cmp.Compare(math.Abs(b.size), math.Abs(a.size)) })
+		walk = walk[:MaxSteps]
+		slices.SortFunc(walk, func(a, b cut) int { return cmp.Compare(a.pre, b.pre) })
+	}
+	return walk
+}
+
+// runsBetween returns the runs of samples [from, to) between the cuts (in
+// order), n samples in all.
+func runsBetween(cuts []cut, n int) [][2]int {
+	runs := make([][2]int, 0, len(cuts)+1)
+	from := 0
+	for _, ct := range cuts {
+		runs = append(runs, [2]int{from, max(from, ct.pre)})
+		from = max(from, ct.post)
+	}
+	return append(runs, [2]int{from, n})
+}
+
+// timeToCut turns a step the scan bracketed in x into a cut of the
+// samples of run r: those before its bracket, and those after.
+func timeToCut(all []sample, r [2]int, st timeCut) cut {
+	pre := r[0] + sort.Search(r[1]-r[0], func(i int) bool { return all[r[0]+i].midX() >= st.lo })
+	post := r[0] + sort.Search(r[1]-r[0], func(i int) bool { return all[r[0]+i].midX() >= st.hi })
+	return cut{pre: pre, post: max(pre, post), size: st.s}
+}
+
+// Cut is a clock step found outside an edge's own probes (by ScanSrcSteps):
+// it fell between From and To on src's clock, moving dst − src by about
+// Size ns.
+type Cut struct {
+	From, To int64
+	Size     float64
+}
+
+// ScanSrcSteps looks for steps of src's own clock in one window's probes
+// of all its out-edges (windows[i] one edge's probes, in send order, as
+// Estimate takes them): a step of src's clock moves every out-edge alike,
+// so the change-point scan (scan.go) sums their evidence and sees steps
+// √d times smaller than one edge would, for d edges. The steps large
+// enough for the walk to see on an edge are left to the walk: the scan
+// looks between them. It returns the steps found, on src's clock, for
+// Options.SrcSteps, and the uncertainty a step of src too small to find
+// leaves in its window's model (missCoef times the smallest it finds half
+// the time in the window's middle); nothing with step detection off or
+// too few probes. o.Origin must be the window's fit origin on src's clock.
+func ScanSrcSteps(windows [][]Probe, o Options) ([]Cut, float64) {
+	c, err := o.config()
+	if err != nil || c.stepTh < 0 {
+		return nil, 0
+	}
+	var edges []scanEdgeIn
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, probes := range windows {
+		pairs := completePairs(probes)
+		if len(pairs) < c.minPairs {
+			continue
+		}
+		all := buildSamples(probes, pairs, c.origin)
+		drift := robustDrift(all)
+		edges = append(edges, scanEdgeIn{s: all, drift: drift, runs: runsBetween(walkSteps(all, drift, float64(c.stepTh)), len(all))})
+		lo, hi = min(lo, all[0].midX()), max(hi, all[len(all)-1].midX())
+	}
+	if len(edges) == 0 {
+		return nil, 0
+	}
+	plan := planScan(edges)
+	var out []Cut
+	for _, st := range plan.scanTime(lo, hi, float64(c.stepTh), MaxSteps) {
+		out = append(out, Cut{From: c.origin + int64(math.Floor(st.lo)), To: c.origin + int64(math.Ceil(st.hi)), Size: st.s})
+	}
+	return out, plan.missSigma()
+}
+
+// stepRuns turns the steps' cuts (sample indices, in order) into the runs
+// of pairs between them: a run holds the pairs sent wholly within its
+// clean samples, [the first pair whose first probe is at or after the
+// previous cut's post, the first pair with a probe after this cut's
+// pre). len(cuts)+1 runs; a run may be empty.
+func stepRuns(all []sample, pairs []pair, cuts []cut) [][2]int {
+	out := make([][2]int, 0, len(cuts)+1)
+	from := 0
+	for _, ct := range cuts {
+		to := from
+		if ct.pre > 0 {
+			lastIdx := all[ct.pre-1].idx
+			to = sort.Search(len(pairs), func(k int) bool { return max(pairs[k].a, pairs[k].b) > lastIdx })
+		}
+		out = append(out, [2]int{from, max(from, to)})
+		from = len(pairs)
+		if ct.post < len(all) {
+			firstIdx := all[ct.post].idx
+			from = sort.Search(len(pairs), func(k int) bool { return pairs[k].first() >= firstIdx })
+		}
+		from = max(from, out[len(out)-1][1])
+	}
+	return append(out, [2]int{from, len(pairs)})
 }
 
 // fitSegment fits the pairs [from, to) with the estimator of c, after

@@ -3,6 +3,7 @@ package estimate
 import (
 	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -188,7 +189,7 @@ func TestInsufficient(t *testing.T) {
 			if !errors.Is(err, ErrInsufficient) {
 				t.Fatalf("%s %d+%d lone: err = %v, want ErrInsufficient", k, tc.complete, tc.lone, err)
 			}
-			if f != (Fit{}) {
+			if !reflect.DeepEqual(f, Fit{}) {
 				t.Errorf("%s: a failed fit returned %+v", k, f)
 			}
 			if msg := err.Error(); !strings.Contains(msg, "9 complete pairs") || !strings.Contains(msg, "need 10") {
@@ -207,7 +208,7 @@ func TestDeterministic(t *testing.T) {
 	for _, k := range Kinds() {
 		a, err1 := Estimate(probes, Options{Kind: k})
 		b, err2 := Estimate(slices.Clone(probes), Options{Kind: k})
-		if err1 != nil || err2 != nil || a != b {
+		if err1 != nil || err2 != nil || !reflect.DeepEqual(a, b) {
 			t.Errorf("%s: %+v, %v vs %+v, %v", k, a, err1, b, err2)
 		}
 	}

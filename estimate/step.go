@@ -2,14 +2,14 @@ package estimate
 
 import (
 	"math"
-	"sort"
 
 	"github.com/chronosync/chronosync/analysis/stats"
 )
 
-// Step detection. An NTP-like phase jump of either clock inside the window
-// moves every later midpoint offset by the jump (a src step also moves x, so
-// the walk is in send order, not x order). The walk looks at the
+// Step detection, by the walk. An NTP-like phase jump of either clock
+// inside the window moves every later midpoint offset by the jump (a src
+// step also moves x, so the walk is in send order, not x order). The walk
+// looks at the
 // drift-corrected midpoint offsets z of every probe of every complete pair
 // and flags a candidate wherever z differs by more than the threshold from
 // one of the stepLookBack preceding probes (looking further back than one
@@ -35,32 +35,68 @@ const (
 	stepClean    = 4
 )
 
-// stepCut is where detectStep found the last step: the pairs wholly after
-// it start at cut; the pairs of the segment before it (after the step
-// before that, if any) are [preFrom, preTo); after is the index into the
-// probes of the last probe of that segment (−1 when it is empty).
-type stepCut struct {
-	step           bool
-	cut            int
-	preFrom, preTo int
-	after          int32
+// cut is a step between two clean runs of samples: the samples before it
+// end at pre (exclusive), those after it start at post; the ones between
+// were in flight across it, or lie where it may have fallen. size is the
+// step's estimate (the midpoints' or the floors' jump), for the record.
+type cut struct {
+	pre, post int
+	size      float64
 }
 
-// detectStep finds the last step (see stepCut). s holds every probe of
-// every pair, in send order. The probes in flight across the step are
-// skipped on both sides: after it, up to stepClean whose z or round-trip
-// delay is off the post-step medians by more than half the threshold;
-// before it, up to stepClean likewise off the pre-step medians.
-func detectStep(s []sample, pairs []pair, th float64) stepCut {
+// walkSigmas is the walk's threshold in units of the noise of the
+// difference of two 16-probe medians (walkNoise): a step that large shows
+// probe by probe, and the walk places it to within the probes in flight
+// across it. Smaller steps are the scan's (scan.go), which brackets them
+// in slices of at least 16 probes. (At 6 the medians' tails, under
+// exponential jitter, gave a false step in 1.5 % of step-free windows.)
+const walkSigmas = 10
+
+// walkNoise is the standard deviation of the difference of the medians
+// of two runs of stepWindow drift-corrected midpoints: √2 times the
+// noise of one run's median, measured by diffNoise on the medians of
+// successive runs. 0 with fewer than three runs.
+func walkNoise(s []sample, drift float64) float64 {
+	n := len(s) / stepWindow
+	if n < 3 {
+		return 0
+	}
+	med := make([]float64, n)
+	var buf [stepWindow]float64
+	for b := range n {
+		v := buf[:0]
+		for i := b * stepWindow; i < (b+1)*stepWindow; i++ {
+			v = append(v, s[i].midY()-drift*s[i].midX())
+		}
+		med[b] = stats.Median(v)
+	}
+	return math.Sqrt2 * max(scanNoiseFloor, diffNoise(med))
+}
+
+// detectSteps finds every step of the walk described above, at threshold
+// th (ns), in sample order; steps fewer than stepWindow samples apart
+// (a probe in flight across one step seen as a second) are one. Within
+// stepMinAfter probes of the window's end, where medians cannot outvote
+// one probe, each probe after the step must be off by thEnd, walkSigmas
+// times the noise of one probe's midpoint, or th if that is larger; and
+// so, within stepMinAfter probes of the window's start (or of the step
+// before), must each probe before it. s
+// holds every probe of every pair, in send order. drift is
+// robustDrift(s).
+func detectSteps(s []sample, drift, th float64) []cut {
 	n := len(s)
 	if n < 3 {
-		return stepCut{}
+		return nil
 	}
-	drift := robustDrift(s)
 	z := func(i int) float64 { return s[i].midY() - drift*s[i].midX() }
+	zs := make([]float64, n)
+	for i := range zs {
+		zs[i] = z(i)
+	}
+	thEnd := max(th, walkSigmas*diffNoise(zs))
 	rtt := func(i int) float64 { return float64(s[i].rtt()) }
-	last, prev, found := 0, 0, 0 // sample index of the last step, of the one before, where the last was found
-	step := false
+	var found []int                // where each step was found
+	last := 0                      // sample index of the last step
 	var back [stepLookBack]float64 // z of the probes before i, newest first
 	back[0] = z(0)
 	for i := 1; i < n; i++ {
@@ -78,44 +114,54 @@ func detectStep(s []sample, pairs []pair, th float64) stepCut {
 		preZ := medianOf(z, lo, i)
 		dz := medianOf(z, i, hi) - preZ
 		drtt := medianOf(rtt, i, hi) - medianOf(rtt, lo, i)
-		if math.Abs(dz) > th && math.Abs(drtt) < math.Abs(dz)/2 && (n-i >= stepMinAfter || allBeyond(z, i, n, preZ, dz, th)) {
-			prev, last, found, step = last, i, i, true
+		postZ := preZ + dz
+		if math.Abs(dz) > th && math.Abs(drtt) < math.Abs(dz)/2 && (n-i >= stepMinAfter || allBeyond(z, i, n, preZ, dz, thEnd)) &&
+			(i-last >= stepMinAfter || allBeyond(z, last, i, postZ, -dz, thEnd)) {
+			if k := len(found); k > 0 && i-found[k-1] < stepWindow {
+				found[k-1] = i // the same step: take where it was last seen
+			} else {
+				found = append(found, i)
+			}
+			last = i
 		}
 	}
-	if !step {
-		return stepCut{}
-	}
-	hi := min(n, last+stepWindow)
-	postZ, postR := medianOf(z, last, hi), medianOf(rtt, last, hi)
-	for k := last; k < min(n-1, last+stepClean); k++ {
-		if math.Abs(z(k)-postZ) <= th/2 && math.Abs(rtt(k)-postR) <= th/2 {
-			break
+	cuts := make([]cut, len(found))
+	for k, f := range found {
+		lo := 0 // the clean samples of the previous step's far side start here
+		if k > 0 {
+			lo = cuts[k-1].post
 		}
-		last = k + 1
-	}
-	// The segment before the step: from the previous step's first probe
-	// to the last probe that agrees with its own medians.
-	end := found // one past the segment's last probe
-	if end > prev {
-		lo := max(prev, end-stepWindow)
-		preZ, preR := medianOf(z, lo, end), medianOf(rtt, lo, end)
-		for k := end - 1; k > max(prev, end-1-stepClean); k-- {
-			if math.Abs(z(k)-preZ) <= th/2 && math.Abs(rtt(k)-preR) <= th/2 {
+		next := n
+		if k+1 < len(found) {
+			next = found[k+1]
+		}
+		// After the step: up to stepClean probes in flight across it.
+		hi := min(next, f+stepWindow)
+		postZ, postR := medianOf(z, f, hi), medianOf(rtt, f, hi)
+		post := f
+		for i := f; i < min(next-1, f+stepClean); i++ {
+			if math.Abs(z(i)-postZ) <= th/2 && math.Abs(rtt(i)-postR) <= th/2 {
 				break
 			}
-			end = k
+			post = i + 1
 		}
+		// Before it: back to the last probe that agrees with its own
+		// medians.
+		pre := f
+		if pre > lo {
+			from := max(lo, pre-stepWindow)
+			preZ, preR := medianOf(z, from, pre), medianOf(rtt, from, pre)
+			for i := pre - 1; i > max(lo, pre-1-stepClean); i-- {
+				if math.Abs(z(i)-preZ) <= th/2 && math.Abs(rtt(i)-preR) <= th/2 {
+					break
+				}
+				pre = i
+			}
+			cuts[k].size = medianOf(z, f, hi) - preZ
+		}
+		cuts[k].pre, cuts[k].post = pre, post
 	}
-	c := stepCut{step: true, after: -1}
-	c.cut = sort.Search(len(pairs), func(k int) bool { return pairs[k].first() >= s[last].idx })
-	c.preFrom = sort.Search(len(pairs), func(k int) bool { return pairs[k].first() >= s[prev].idx })
-	if end > prev {
-		lastIdx := s[end-1].idx
-		c.preTo = sort.Search(len(pairs), func(k int) bool { return max(pairs[k].a, pairs[k].b) > lastIdx })
-		c.after = lastIdx
-	}
-	c.preTo = max(c.preFrom, min(c.preTo, c.cut))
-	return c
+	return cuts
 }
 
 // allBeyond reports whether every f(i) for i in [lo, hi) lies more than

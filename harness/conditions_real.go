@@ -186,6 +186,7 @@ func (b *realBackend) judge(s *Summary) {
 		}
 	}
 	judgeUnsolved(&cs, s)
+	judgeSelfCheck(&cs, s)
 	judgeTrust(&cs, s)
 	judgePhasegap(&cs, s)
 	s.Conditions, s.Status = cs, cs.status()

@@ -150,6 +150,7 @@ func (b *simBackend) record(dir string, m *Manifest, s *Summary) error {
 func (b *simBackend) judge(s *Summary) {
 	var cs conditions
 	judgeUnsolved(&cs, s)
+	judgeSelfCheck(&cs, s)
 	judgePhasegap(&cs, s)
 	s.Conditions, s.Status = cs, cs.status()
 }

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
+	"github.com/chronosync/chronosync/analysis/selfcheck"
 )
 
 // printSync writes a sync run's figures: what it exported, then every
@@ -58,6 +59,7 @@ func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
 	fmt.Fprintf(w, "  from round %d: the scenario's converged_from (earlier rounds are warm-up); converged at: the first round from which every round's worst |offset error| stays under %s\n",
 		sy.ConvergedFrom, strings.Replace(FormatNS(groundtruth.ConvergedBound), ".00 ", " ", 1))
 	PrintCalibration(w, sy.Calibration)
+	PrintSelfCheck(w, sy.SelfCheck)
 	printWarnings(w, c.Warnings)
 	printUnsolved(w, sy.Unsolved)
 }
@@ -144,6 +146,41 @@ func converged(r uint64) string {
 		return "never"
 	}
 	return fmt.Sprintf("round %d", r)
+}
+
+// selfCheckNodes is how many nodes' self-checks the summary lists in
+// full; beyond it, the failing ones and the worst.
+const selfCheckNodes = 16
+
+// PrintSelfCheck writes the self-check (see package selfcheck): overall,
+// and per node, naming the nodes that fail it; nothing without
+// predictions.
+func PrintSelfCheck(w io.Writer, s *selfcheck.Summary) {
+	if s == nil || s.Predictions == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  self-check (no ground truth): %s of %s predictions within 3σ (%.1f %%), worst %.2f σ",
+		Count(s.Within3Sigma), Count(s.Predictions), 100*s.Share(), s.MaxSigma)
+	if s.Fails() {
+		fmt.Fprint(w, ": FAILS, the σ this run reports understate its errors")
+		if len(s.Failing) > 0 {
+			fmt.Fprintf(w, " on node %s", joinInts(s.Failing))
+		}
+	}
+	fmt.Fprintln(w)
+	nodes := s.Nodes
+	label := "per node"
+	if len(nodes) > selfCheckNodes {
+		nodes = slices.Clone(nodes)
+		slices.SortStableFunc(nodes, func(a, b selfcheck.Node) int { return cmp.Compare(a.Share(), b.Share()) })
+		nodes = nodes[:selfCheckNodes/2]
+		label = fmt.Sprintf("the %d nodes with the fewest within 3σ", len(nodes))
+	}
+	parts := make([]string, len(nodes))
+	for i, n := range nodes {
+		parts[i] = fmt.Sprintf("%d %d/%d", n.Node, n.Within3Sigma, n.Predictions)
+	}
+	fmt.Fprintf(w, "    %s: %s\n", label, strings.Join(parts, ", "))
 }
 
 // PrintCalibration writes whether the exported uncertainties contain the

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
+	"github.com/chronosync/chronosync/analysis/selfcheck"
 	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/estimate"
 	"github.com/chronosync/chronosync/rounds"
@@ -25,6 +26,11 @@ type SyncSummary struct {
 	// errors against the ground truth, from ConvergedFrom on; nil
 	// without truth (a cluster node that closed no window).
 	Calibration *groundtruth.Calibration `json:"calibration,omitempty"`
+	// SelfCheck is whether each round's models predicted the next
+	// window's edges within their σ, from the models of ConvergedFrom on:
+	// the same question without ground truth; nil without predictions
+	// (consensus mode, a single round).
+	SelfCheck *selfcheck.Summary `json:"self_check,omitempty"`
 	// Estimators is the accuracy of every estimator re-run with GraphCalc
 	// on the same recorded probe stream (as `chronosync estimate` does).
 	Estimators map[string]groundtruth.Accuracy `json:"estimators"`
@@ -91,6 +97,9 @@ func (p *syncProtocol) summarize(s *Summary) {
 	if len(p.windows) > 0 {
 		c := groundtruth.Calibrate(p.online, p.windows, int(p.cfg.Reference), out.ConvergedFrom)
 		out.Calibration = &c
+	}
+	if sc := selfcheck.Summarize(p.online, out.ConvergedFrom+1); sc.Predictions > 0 {
+		out.SelfCheck = &sc
 	}
 	var ends, waits, skews, sizes []float64
 	for _, r := range p.reports {

@@ -51,15 +51,27 @@ func FitWindow(node int, incarnation uint64, blocks []probelog.Block, o estimate
 }
 
 // fitWindow fits blocks, which checkBlock accepted, into node's report.
+// The node's own clock steps are looked for on all its out-edges at once
+// (estimate.ScanSrcSteps), and every edge is cut at those it finds.
 func fitWindow(node int, incarnation uint64, blocks []probelog.Block, o estimate.Options) *syncpb.NodeWindowData {
 	d := &syncpb.NodeWindowData{NodeId: int32(node), Incarnation: incarnation}
+	if len(blocks) == 0 {
+		return d
+	}
+	b0 := &blocks[0]
+	d.WindowId, d.RoundId = b0.WindowID, b0.RoundID
+	d.WindowStartNs, d.WindowEndNs = b0.WindowStart, b0.WindowEnd
+	windows := make([][]estimate.Probe, len(blocks))
 	for i := range blocks {
-		b := &blocks[i]
-		if i == 0 {
-			d.WindowId, d.RoundId = b.WindowID, b.RoundID
-			d.WindowStartNs, d.WindowEndNs = b.WindowStart, b.WindowEnd
-		}
-		d.Edges = append(d.Edges, FitEdge(b, o))
+		windows[i] = blocks[i].Probes
+	}
+	so := o
+	so.Origin = FitOrigin(b0.WindowStart, b0.WindowEnd)
+	var miss float64
+	o.SrcSteps, miss = estimate.ScanSrcSteps(windows, so)
+	d.MissSigmaNs = miss
+	for i := range blocks {
+		d.Edges = append(d.Edges, FitEdge(&blocks[i], o))
 	}
 	return d
 }
@@ -115,14 +127,21 @@ func FitEdge(b *probelog.Block, o estimate.Options) *syncpb.EdgeAlphaBeta {
 		return e
 	}
 	e.Alpha, e.Beta, e.SigmaNs, e.AlphaSigma = f.Alpha, f.Beta, f.Sigma, f.AlphaSigma
-	e.StepDetected, e.StepAtNs, e.StepAfterNs, e.MarginNs, e.AsymSigmaNs = f.Step, f.StepAt, f.StepAfter, f.Margin, f.AsymSigma
-	if p := f.Pre; p != nil {
-		e.PreStep = &syncpb.EdgeFit{Alpha: p.Alpha, Beta: p.Beta, SigmaNs: p.Sigma, AlphaSigma: p.AlphaSigma, PairsCount: int32(p.Pairs), AsymSigmaNs: p.AsymSigma}
+	e.StepDetected, e.MarginNs, e.AsymSigmaNs, e.MissSigmaNs = f.Step, f.Margin, f.AsymSigma, f.MissSigma
+	for _, st := range f.Steps {
+		es := &syncpb.EdgeStep{AfterNs: st.After, AtNs: st.At, SizeNs: st.Size}
+		if p := st.Before; p.Pairs > 0 {
+			es.Before = &syncpb.EdgeFit{Alpha: p.Alpha, Beta: p.Beta, SigmaNs: p.Sigma, AlphaSigma: p.AlphaSigma,
+				PairsCount: int32(p.Pairs), AsymSigmaNs: p.AsymSigma, MissSigmaNs: p.MissSigma}
+		}
+		e.Steps = append(e.Steps, es)
 	}
 	if floor := timestampFloor(b, o); floor > 0 {
 		e.SigmaNs, e.AsymSigmaNs = math.Hypot(e.SigmaNs, floor), math.Hypot(e.AsymSigmaNs, floor)
-		if p := e.PreStep; p != nil {
-			p.SigmaNs, p.AsymSigmaNs = math.Hypot(p.SigmaNs, floor), math.Hypot(p.AsymSigmaNs, floor)
+		for _, st := range e.Steps {
+			if p := st.Before; p != nil {
+				p.SigmaNs, p.AsymSigmaNs = math.Hypot(p.SigmaNs, floor), math.Hypot(p.AsymSigmaNs, floor)
+			}
 		}
 	}
 	return e

@@ -3,9 +3,11 @@ package rounds
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
+	"github.com/chronosync/chronosync/estimate"
 	"github.com/chronosync/chronosync/graphcalc"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/rounds/wire"
@@ -253,10 +255,13 @@ func maxReportEdges(nodes int) int { return max(nodes-1, 0) }
 // checkReport says why a report must be refused whole, or nil: it carries
 // more edges than maxReportEdges (a node of a graph of nodes nodes has at
 // most that many out-edges; what is beyond is an attack on the master's
-// time, not data).
+// time, not data), or a node-wide uncertainty that is no number of ns.
 func checkReport(d *syncpb.NodeWindowData, nodes int) error {
 	if n, limit := len(d.Edges), maxReportEdges(nodes); n > limit {
 		return fmt.Errorf("%d edges; a node of a %d-node probe graph has at most %d", n, nodes, limit)
+	}
+	if m := d.MissSigmaNs; !(m >= 0 && m <= graphcalc.MaxSigma) {
+		return fmt.Errorf("miss_sigma_ns %v; want finite and within [0, %g]", m, graphcalc.MaxSigma)
 	}
 	return nil
 }
@@ -321,10 +326,27 @@ func checkEdge(node int, e *syncpb.EdgeAlphaBeta, nodes []world.NodeID) error {
 	if err := g.Check(); err != nil {
 		return err
 	}
-	if p := e.PreStep; p != nil {
-		g := graphcalc.Edge{Alpha: p.Alpha, Beta: p.Beta, Sigma: p.SigmaNs, AlphaSigma: p.AlphaSigma, SysSigma: p.AsymSigmaNs}
-		if err := g.Check(); err != nil {
-			return fmt.Errorf("pre-step fit: %w", err)
+	if m := e.MissSigmaNs; !(m >= 0 && m <= graphcalc.MaxSigma) {
+		return fmt.Errorf("miss_sigma_ns %v; want finite and within [0, %g]", m, graphcalc.MaxSigma)
+	}
+	if n := len(e.Steps); n > estimate.MaxSteps {
+		return fmt.Errorf("%d steps; a window has at most %d", n, estimate.MaxSteps)
+	}
+	for k, st := range e.Steps {
+		// after_ns and at_ns are readings of src's clock on either side
+		// of the step: a step of src's backwards puts at_ns before
+		// after_ns, so their order says nothing.
+		switch {
+		case st == nil:
+			return fmt.Errorf("step %d: empty", k)
+		case math.IsNaN(st.SizeNs) || math.IsInf(st.SizeNs, 0):
+			return fmt.Errorf("step %d: size_ns %v is not finite", k, st.SizeNs)
+		}
+		if p := st.Before; p != nil {
+			g := graphcalc.Edge{Alpha: p.Alpha, Beta: p.Beta, Sigma: p.SigmaNs, AlphaSigma: p.AlphaSigma, SysSigma: p.AsymSigmaNs}
+			if err := g.Check(); err != nil {
+				return fmt.Errorf("step %d: fit before it: %w", k, err)
+			}
 		}
 	}
 	return nil

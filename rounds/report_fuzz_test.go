@@ -45,11 +45,12 @@ import (
 
 // fuzzEdgeLen is the size of one edge in FuzzReport's edges bytes:
 //
-//	0      flags: 1 insufficient, 2 step detected, 4 has a pre-step fit
+//	0      flags: 1 insufficient, 2 step detected, 4 has a step (with
+//	       a fit before it)
 //	1–4    src (int32)          5–8  dst (int32)
 //	9–48   alpha, beta, sigma, alpha sigma, asym sigma (float64 bits)
-//	49–88  the pre-step fit's five values, as above
-//	89–104 step at, step after (int64)
+//	49–88  the fit before the step: its five values, as above
+//	89–104 the step's at and after (int64)
 //
 // all big endian.
 const fuzzEdgeLen = 105
@@ -65,21 +66,20 @@ func encodeFuzzEdges(edges ...*syncpb.EdgeAlphaBeta) []byte {
 		if e.StepDetected {
 			flags |= 2
 		}
-		if e.PreStep != nil {
+		st := &syncpb.EdgeStep{Before: &syncpb.EdgeFit{}}
+		if len(e.Steps) > 0 {
 			flags |= 4
+			st = e.Steps[0]
 		}
 		out = append(out, flags)
 		out = binary.BigEndian.AppendUint32(out, uint32(e.SrcNodeId))
 		out = binary.BigEndian.AppendUint32(out, uint32(e.DstNodeId))
-		p := e.PreStep
-		if p == nil {
-			p = &syncpb.EdgeFit{}
-		}
+		p := st.Before
 		for _, v := range []float64{e.Alpha, e.Beta, e.SigmaNs, e.AlphaSigma, e.AsymSigmaNs, p.Alpha, p.Beta, p.SigmaNs, p.AlphaSigma, p.AsymSigmaNs} {
 			out = binary.BigEndian.AppendUint64(out, math.Float64bits(v))
 		}
-		out = binary.BigEndian.AppendUint64(out, uint64(e.StepAtNs))
-		out = binary.BigEndian.AppendUint64(out, uint64(e.StepAfterNs))
+		out = binary.BigEndian.AppendUint64(out, uint64(st.AtNs))
+		out = binary.BigEndian.AppendUint64(out, uint64(st.AfterNs))
 	}
 	return out
 }
@@ -95,10 +95,12 @@ func decodeFuzzEdges(b []byte) []*syncpb.EdgeAlphaBeta {
 			Alpha: f(0), Beta: f(1), SigmaNs: f(2), AlphaSigma: f(3), AsymSigmaNs: f(4),
 			PairsCount: 100, SentPairs: 100,
 			Insufficient: b[0]&1 != 0, StepDetected: b[0]&2 != 0,
-			StepAtNs: int64(binary.BigEndian.Uint64(b[89:])), StepAfterNs: int64(binary.BigEndian.Uint64(b[97:])),
 		}
 		if b[0]&4 != 0 {
-			e.PreStep = &syncpb.EdgeFit{Alpha: f(5), Beta: f(6), SigmaNs: f(7), AlphaSigma: f(8), AsymSigmaNs: f(9), PairsCount: 50}
+			e.Steps = []*syncpb.EdgeStep{{
+				AtNs: int64(binary.BigEndian.Uint64(b[89:])), AfterNs: int64(binary.BigEndian.Uint64(b[97:])),
+				Before: &syncpb.EdgeFit{Alpha: f(5), Beta: f(6), SigmaNs: f(7), AlphaSigma: f(8), AsymSigmaNs: f(9), PairsCount: 50},
+			}}
 		}
 		out = append(out, e)
 	}
@@ -126,8 +128,8 @@ func FuzzReport(f *testing.F) {
 	}
 	same := func(es []*syncpb.EdgeAlphaBeta) []*syncpb.EdgeAlphaBeta { return es }
 	preStep := func(e *syncpb.EdgeAlphaBeta) {
-		e.StepDetected, e.StepAtNs, e.StepAfterNs = true, 6e8, 4e8
-		e.PreStep = &syncpb.EdgeFit{Beta: e.Beta - 5000, SigmaNs: 2, AlphaSigma: 1e-9}
+		e.StepDetected = true
+		e.Steps = []*syncpb.EdgeStep{{AtNs: 6e8, AfterNs: 4e8, Before: &syncpb.EdgeFit{Beta: e.Beta - 5000, SigmaNs: 2, AlphaSigma: 1e-9}}}
 		e.Beta += 5000 // node 1 stepped 5 µs
 	}
 	extreme := func(e *syncpb.EdgeAlphaBeta) {
@@ -157,7 +159,7 @@ func FuzzReport(f *testing.F) {
 		{0, 1, 1, 0, 1e9, with(1, set(0, func(e *syncpb.EdgeAlphaBeta) { e.Insufficient, e.Beta = true, math.NaN() }))},
 		{0, 1, 1, 0, 1e9, with(1, set(0, func(e *syncpb.EdgeAlphaBeta) {
 			preStep(e)
-			e.PreStep.Beta = math.NaN()
+			e.Steps[0].Before.Beta = math.NaN()
 		}))},
 		{0, 1, 1, 0, 1e9, with(1, set(0, preStep))},
 		{0, 1, 1, 0, 1e9, with(1, set(0, extreme))},
@@ -379,8 +381,10 @@ func screen(node int, d *syncpb.NodeWindowData) screened {
 			int(e.DstNodeId) != node && !seen[e.DstNodeId]
 		if ok && !e.Insufficient {
 			ok = valid(e.Alpha, e.Beta, e.SigmaNs, e.AlphaSigma, e.AsymSigmaNs)
-			if p := e.PreStep; ok && p != nil {
-				ok = valid(p.Alpha, p.Beta, p.SigmaNs, p.AlphaSigma, p.AsymSigmaNs)
+			for _, st := range e.Steps {
+				if p := st.GetBefore(); ok && p != nil {
+					ok = valid(p.Alpha, p.Beta, p.SigmaNs, p.AlphaSigma, p.AsymSigmaNs)
+				}
 			}
 		}
 		if !ok {

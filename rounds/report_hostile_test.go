@@ -171,8 +171,20 @@ func TestHostileReports(t *testing.T) {
 			log: `err="edge 1 (1->2): SysSigma is 1e+300, want finite and within [0, 3.6e+12]: bad input"`, edges: 1},
 		{name: "6b-pre-step-beta-nan", mutate: node1(func(d *syncpb.NodeWindowData) {
 			d.Edges[0].StepDetected = true
-			d.Edges[0].PreStep = &syncpb.EdgeFit{Beta: math.NaN(), SigmaNs: 2, AlphaSigma: 1e-9}
-		}), log: `err="edge 0 (1->0): pre-step fit: Beta is NaN, want finite and within [-1e+18, 1e+18]: bad input"`, edges: 1},
+			d.Edges[0].Steps = []*syncpb.EdgeStep{{AtNs: 2, AfterNs: 1, Before: &syncpb.EdgeFit{Beta: math.NaN(), SigmaNs: 2, AlphaSigma: 1e-9}}}
+		}), log: `err="edge 0 (1->0): step 0: fit before it: Beta is NaN, want finite and within [-1e+18, 1e+18]: bad input"`, edges: 1},
+		{name: "6b-step-size-inf", mutate: node1(func(d *syncpb.NodeWindowData) {
+			d.Edges[0].StepDetected = true
+			d.Edges[0].Steps = []*syncpb.EdgeStep{{AtNs: 2, AfterNs: 1, SizeNs: math.Inf(1)}}
+		}), log: `err="edge 0 (1->0): step 0: size_ns +Inf is not finite"`, edges: 1},
+		{name: "6b-too-many-steps", mutate: node1(func(d *syncpb.NodeWindowData) {
+			d.Edges[0].StepDetected = true
+			for i := range estimate.MaxSteps + 1 {
+				d.Edges[0].Steps = append(d.Edges[0].Steps, &syncpb.EdgeStep{AtNs: int64(2*i + 1), AfterNs: int64(2 * i)})
+			}
+		}), log: `err="edge 0 (1->0): 9 steps; a window has at most 8"`, edges: 1},
+		{name: "6b-miss-sigma-nan", mutate: node1(func(d *syncpb.NodeWindowData) { d.Edges[1].MissSigmaNs = math.NaN() }),
+			log: `err="edge 1 (1->2): miss_sigma_ns NaN; want finite and within [0, 3.6e+12]"`, edges: 1},
 		{name: "6c-sigma-1e-300", mutate: node1(func(d *syncpb.NodeWindowData) { d.Edges[1].SigmaNs = 1e-300 }),
 			log: `err="edge 1 (1->2): Sigma is 1e-300, want finite and within [0.001, 3.6e+12]: bad input"`, edges: 1},
 		{name: "6c-alpha-sigma-1e-300", mutate: node1(func(d *syncpb.NodeWindowData) { d.Edges[1].AlphaSigma = 1e-300 }),

@@ -30,7 +30,7 @@ func defaultSync() Sync {
 		Purity:         "auto",
 		PureThreshold:  time.Microsecond,
 		MinPairs:       10,
-		StepThreshold:  time.Millisecond,
+		StepThreshold:  0,
 		ConsensusGain:  0.5,
 		ConvergedFrom:  3,
 	}

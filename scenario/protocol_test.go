@@ -21,7 +21,7 @@ func TestProtocolDefaults(t *testing.T) {
 		Purity:         "auto",
 		PureThreshold:  time.Microsecond,
 		MinPairs:       10,
-		StepThreshold:  time.Millisecond,
+		StepThreshold:  0,
 		ConsensusGain:  0.5,
 		ConvergedFrom:  3,
 	}

@@ -392,7 +392,7 @@ type Sync struct {
 	Purity         string        // auto | on | off; default auto
 	PureThreshold  time.Duration // > 0; default 1us
 	MinPairs       int           // >= 2; default 10
-	StepThreshold  time.Duration // > 0; default 1ms
+	StepThreshold  time.Duration // >= 0; default 0: a floor under the steps the estimator takes (0: none)
 	ConsensusGain  float64       // (0, 1]; default 0.5 (used by SyncConsensus only)
 	ConvergedFrom  int           // first round counted in converged-error figures, >= 1; default 3
 }

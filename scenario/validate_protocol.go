@@ -113,7 +113,7 @@ func (v *validator) sync(path string, y Sync) {
 	if y.MinPairs < 2 {
 		v.addf(key(path, "min_pairs"), "min_pairs %d; expected at least 2 probe pairs", y.MinPairs)
 	}
-	v.positive(key(path, "step_threshold"), "step_threshold", y.StepThreshold)
+	v.nonNegative(key(path, "step_threshold"), "step_threshold", y.StepThreshold)
 	if g := y.ConsensusGain; !(g > 0 && g <= 1) {
 		v.addf(key(path, "consensus_gain"), "consensus_gain %s is outside (0, 1]; expected a number above 0 and at most 1", formatFloat(g))
 	}

@@ -188,7 +188,7 @@ func FuzzReadOffsets(f *testing.F) {
 	// A torn tail, as a crash during an append leaves it.
 	f.Add(false, append(bytes.Clone(offs), `{"type":"offset","round_id":2,"window_id":2,"window_start_ns":2000000000,"window_end_ns":30`...))
 	// A schema 1 file, and the bare meta lines.
-	f.Add(false, bytes.Replace(fuzzMeta(f, offsets.FileOffsets), []byte(`"schema":2`), []byte(`"schema":1`), 1))
+	f.Add(false, bytes.Replace(fuzzMeta(f, offsets.FileOffsets), []byte(`"schema":3`), []byte(`"schema":1`), 1))
 	f.Add(false, fuzzMeta(f, offsets.FileRounds))
 	f.Add(false, []byte{})
 	// Record lines after the meta line of either kind of file.

@@ -19,7 +19,7 @@
 // # Reading
 //
 // The readers are strict: the first line must be the Meta of the expected
-// file with schema 2 (Schema); a file of schema 1, written before clock
+// file with schema 3 (Schema) or 2; a file of schema 1, written before clock
 // steps and the drift's uncertainty were recorded, is refused with how to
 // regenerate it. Every line must be one JSON object with a known "type",
 // every field of the record and no other, and so must each step of an
@@ -47,11 +47,16 @@ import (
 	"github.com/chronosync/chronosync/model/globaltime"
 )
 
-// Schema is the version of the format this package reads and writes.
-// Schema 2 added the drift's uncertainty, the offset's uncertainty at the
+// Schema is the version of the format this package writes; it reads it
+// and OldestSchema. Schema 3 added the self-check (Offset.SelfCheck), which
+// a file of schema 2 does not have. Schema 2 added the drift's
+// uncertainty, the offset's uncertainty at the
 // window's middle (schema 1: at its start) and clock steps; a reader of
 // schema 1 refuses it, and this one refuses schema 1.
-const Schema = 2
+const Schema = 3
+
+// OldestSchema is the oldest schema the readers take.
+const OldestSchema = 2
 
 // File kinds, the values of Meta.File.
 const (
@@ -108,6 +113,24 @@ type Offset struct {
 	// readings after a step are SizeNS further ahead of global time than
 	// the model before it says.
 	Steps []Step `json:"steps,omitempty"`
+	// SelfCheck is how well the previous round's models predicted this
+	// window's measured edges of the node (schema 3; nil where none was
+	// predicted: the first round, a node new to the round, a step).
+	SelfCheck *SelfCheck `json:"self_check,omitempty"`
+}
+
+// SelfCheck is the self-check of one node-round: the node's edges of a
+// window (those it probes and those it answers) as the models of the round
+// before predicted them, each measured offset against its prediction in
+// units of the prediction's σ (its models' uncertainties, the measurement's
+// and the wander between). It needs no ground truth: where the reported σ
+// are honest, 99.73 % of the predictions lie within 3σ.
+type SelfCheck struct {
+	Predictions int `json:"predictions"`
+	// Within3Sigma counts the predictions within 3σ.
+	Within3Sigma int `json:"within_3sigma"`
+	// MaxSigma is the largest |measured − predicted| in σ.
+	MaxSigma float64 `json:"max_sigma"`
 }
 
 // Step is a step of a node's clock inside a window.

@@ -254,7 +254,8 @@ func TestAppendRefuses(t *testing.T) {
 		"no file kind": {Mode: ModeRounds},
 		"no mode":      {File: FileOffsets},
 		"schema 1":     {File: FileOffsets, Mode: ModeRounds, Schema: 1},
-		"schema 3":     {File: FileOffsets, Mode: ModeRounds, Schema: 3},
+		"schema 2":     {File: FileOffsets, Mode: ModeRounds, Schema: 2},
+		"schema 4":     {File: FileOffsets, Mode: ModeRounds, Schema: 4},
 		"other model":  {File: FileOffsets, Mode: ModeRounds, Model: "global = local"},
 		"other σ":      {File: FileOffsets, Mode: ModeRounds, Uncertainty: "sigma_ns = uncertainty_ns"},
 	} {

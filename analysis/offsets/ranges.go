@@ -45,7 +45,9 @@ const (
 // window_start_ns, every number finite; and each step's (field
 // "steps[i].size_ns" and so on): |size_ns| ≤ MaxOffsetNS, its
 // uncertainties finite and ≥ 0, at_ns inside the window
-// [window_start_ns, window_end_ns] and after the previous step's.
+// [window_start_ns, window_end_ns] and after the previous step's; and
+// the self-check's counts (0 ≤ within_3sigma ≤ predictions) and max_sigma
+// (finite, ≥ 0).
 func (o Offset) Check() (field, msg string) {
 	switch {
 	case !(math.Abs(o.OffsetNS) <= MaxOffsetNS):
@@ -63,6 +65,16 @@ func (o Offset) Check() (field, msg string) {
 	for i, s := range o.Steps {
 		if field, msg := o.checkStep(i, s); field != "" {
 			return fmt.Sprintf("steps[%d].%s", i, field), msg
+		}
+	}
+	if c := o.SelfCheck; c != nil {
+		switch {
+		case c.Predictions < 0:
+			return "self_check.predictions", fmt.Sprintf("%d is out of range; expected a count ≥ 0", c.Predictions)
+		case c.Within3Sigma < 0 || c.Within3Sigma > c.Predictions:
+			return "self_check.within_3sigma", fmt.Sprintf("%d is out of range; expected 0 ≤ within_3sigma ≤ predictions %d", c.Within3Sigma, c.Predictions)
+		case !nonNegativeFinite(c.MaxSigma):
+			return "self_check.max_sigma", outOfRange(c.MaxSigma, "a finite max_sigma ≥ 0")
 		}
 	}
 	return "", ""

@@ -101,7 +101,7 @@ func decode(r io.Reader, name, file string, specs map[string]*recordSpec, expect
 			return info, fmt.Errorf("%s: %w", name, err)
 		}
 		if info.Lines == 0 {
-			if info.Meta, err = decodeMeta(line, file); err != nil {
+			if info.Meta, err = decodeMeta(line, file, true); err != nil {
 				return info, lineErr(err.Error())
 			}
 		} else {

@@ -35,6 +35,7 @@ type fieldSpec struct {
 	optional bool   // omitempty: may be absent
 	want     string // what a value must be, for messages
 	steps    bool   // a []Step, decoded by decodeSteps
+	object   bool   // a *SelfCheck, decoded by decodeObject
 }
 
 // recordSpec is the JSON shape of one record type.
@@ -52,6 +53,8 @@ func specOf(v any) *recordSpec {
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		fs := fieldSpec{name: name, index: i, optional: opts == "omitempty"}
 		switch k := f.Type.Kind(); {
+		case f.Type == reflect.TypeFor[*SelfCheck]():
+			fs.want, fs.object = "an object", true
 		case k == reflect.Int || k == reflect.Int64:
 			fs.want = "an integer"
 			if nonNegative[name] {
@@ -67,6 +70,7 @@ func specOf(v any) *recordSpec {
 			fs.want = "true or false"
 		case f.Type == reflect.TypeFor[[]Step]():
 			fs.want, fs.steps = "an array of steps", true
+
 		case k == reflect.Slice:
 			fs.want = "an array of integers"
 		default:
@@ -84,6 +88,7 @@ var (
 	edgeSpec   = specOf(Edge{})
 	roundSpec  = specOf(Round{})
 	stepSpec   = specOf(Step{})
+	checkSpec  = specOf(SelfCheck{})
 )
 
 // member is one name and value of a JSON object, in the order of the line.
@@ -221,6 +226,18 @@ func decodeFields(ms []member, spec *recordSpec, v reflect.Value, path, typ stri
 			}
 			continue
 		}
+		if f.object {
+			ms, err := splitObject(m.raw)
+			if string(m.raw) == "null" || err != nil {
+				return fmt.Errorf("%s: expected an object, got %s", name(f.name), snippet(m.raw))
+			}
+			var c SelfCheck
+			if err := decodeFields(ms, checkSpec, reflect.ValueOf(&c).Elem(), name(f.name), ""); err != nil {
+				return err
+			}
+			fv.Set(reflect.ValueOf(&c))
+			continue
+		}
 		isNull := string(m.raw) == "null"
 		if isNull && fv.Kind() != reflect.Pointer ||
 			json.Unmarshal(m.raw, fv.Addr().Interface()) != nil ||
@@ -268,15 +285,25 @@ func decodeSteps(raw json.RawMessage, fv reflect.Value, path string) error {
 	return nil
 }
 
+// schemaWant is what a meta line's schema must be: Schema alone (to
+// write, or append to, a file), or any the readers take.
+func schemaWant(old bool) (ok func(int) bool, want string) {
+	if old {
+		return func(n int) bool { return n == Schema || n == OldestSchema }, fmt.Sprintf("%d or %d", Schema, OldestSchema)
+	}
+	return func(n int) bool { return n == Schema }, fmt.Sprint(Schema)
+}
+
 // checkMeta says what is wrong with m for a file of kind file ("" for either
-// kind), or "".
-func checkMeta(m Meta, file string) string {
+// kind), or "". With old, a meta line of OldestSchema is taken too.
+func checkMeta(m Meta, file string, old bool) string {
+	schemaOK, schemas := schemaWant(old)
 	quote := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	switch {
 	case m.Type != "meta":
 		return fmt.Sprintf(`type: expected "meta", got %s`, quote(m.Type))
-	case m.Schema != Schema:
-		return fmt.Sprintf("schema: expected %d, got %d", Schema, m.Schema)
+	case !schemaOK(m.Schema):
+		return fmt.Sprintf("schema: expected %s, got %d", schemas, m.Schema)
 	case file != "" && m.File != file:
 		return fmt.Sprintf("file: expected %s, got %s", quote(file), quote(m.File))
 	case m.File != FileOffsets && m.File != FileRounds:
@@ -296,10 +323,12 @@ func checkMeta(m Meta, file string) string {
 }
 
 // decodeMeta decodes and checks the meta line of a file of kind file (""
-// for either kind). A meta line of another schema is refused for that
-// first, whatever else is wrong with it (schema 1 lacks "uncertainty"),
-// and one of schema 1 with what to do about it.
-func decodeMeta(line []byte, file string) (Meta, error) {
+// for either kind); with old, one of OldestSchema too. A meta line of
+// another schema is refused for that first, whatever else is wrong with
+// it (schema 1 lacks "uncertainty"), and one of schema 1 with what to do
+// about it.
+func decodeMeta(line []byte, file string, old bool) (Meta, error) {
+	schemaOK, schemas := schemaWant(old)
 	if ms, err := splitObject(line); err == nil {
 		typ, schema := "", Schema // absent or of a wrong kind: decodeRecord says so
 		for _, m := range ms {
@@ -311,8 +340,8 @@ func decodeMeta(line []byte, file string) (Meta, error) {
 				schema = n
 			}
 		}
-		if typ == "meta" && schema != Schema {
-			msg := fmt.Sprintf("schema: expected %d, got %d", Schema, schema)
+		if typ == "meta" && !schemaOK(schema) {
+			msg := fmt.Sprintf("schema: expected %s, got %d", schemas, schema)
 			if schema == 1 {
 				msg += " (written before clock steps and the drift's uncertainty were recorded; " +
 					"regenerate it: chronosync estimate RUN_DIR re-solves the run from its probes.bin into RUN_DIR/estimates)"
@@ -325,7 +354,7 @@ func decodeMeta(line []byte, file string) (Meta, error) {
 		return Meta{}, err
 	}
 	m := *rec.(*Meta)
-	if msg := checkMeta(m, file); msg != "" {
+	if msg := checkMeta(m, file, old); msg != "" {
 		return Meta{}, errors.New(msg)
 	}
 	return m, nil

@@ -104,8 +104,11 @@ func TestOpenAppendRefuses(t *testing.T) {
 		"empty":      {"", "F:1: expected a meta line, got an empty file"},
 		"torn meta":  {meta, "F:1: expected a meta line, got a torn line with no trailing newline"},
 		"not meta":   {`{"type":"offset"}` + "\n", `F:1: type: expected "meta", got "offset"`},
-		"bad schema": {strings.Replace(meta, `"schema":2`, `"schema":3`, 1) + "\n", "F:1: schema: expected 2, got 3"},
-		"schema 1":   {with(with(meta, "schema", "1"), "uncertainty", "") + "\n", "F:1: schema: expected 2, got 1" + schema1Hint},
+		"bad schema": {strings.Replace(meta, `"schema":3`, `"schema":4`, 1) + "\n", "F:1: schema: expected 3, got 4"},
+		// A file of schema 2 is read, but records of schema 3 are not
+		// appended to it.
+		"schema 2": {strings.Replace(meta, `"schema":3`, `"schema":2`, 1) + "\n", "F:1: schema: expected 3, got 2"},
+		"schema 1": {with(with(meta, "schema", "1"), "uncertainty", "") + "\n", "F:1: schema: expected 3, got 1" + schema1Hint},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
 		if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {

@@ -108,7 +108,7 @@ func resume(f *os.File, path string) (*Writer, error) {
 	default:
 		return nil, lineErr("expected a meta line: " + err.Error())
 	}
-	m, err := decodeMeta(line, "")
+	m, err := decodeMeta(line, "", false)
 	if err != nil {
 		return nil, lineErr(err.Error())
 	}
@@ -282,7 +282,7 @@ func normalizeMeta(m Meta) (Meta, error) {
 	if m.Schema == 0 {
 		m.Schema = Schema
 	}
-	if msg := checkMeta(m, ""); msg != "" {
+	if msg := checkMeta(m, "", false); msg != "" {
 		return m, errors.New("offsets: meta: " + msg)
 	}
 	return m, nil

@@ -60,30 +60,26 @@ type EdgeAlphaBeta struct {
 	Estimator string `protobuf:"bytes,9,opt,name=estimator,proto3" json:"estimator,omitempty"`
 	// True when there were too few pairs for a trustworthy estimate.
 	Insufficient bool `protobuf:"varint,10,opt,name=insufficient,proto3" json:"insufficient,omitempty"`
-	// True when a clock step was detected inside the window.
+	// True when clock steps were detected inside the window (steps).
 	StepDetected bool `protobuf:"varint,11,opt,name=step_detected,json=stepDetected,proto3" json:"step_detected,omitempty"`
-	// Src-clock time of the first probe wholly after the detected step, in
-	// nanoseconds; 0 without one. Alpha and beta are of the probes from
-	// there on.
-	StepAtNs int64 `protobuf:"varint,12,opt,name=step_at_ns,json=stepAtNs,proto3" json:"step_at_ns,omitempty"`
 	// Answered pairs judged pure (no queuing on either probe).
 	PurePairs int32 `protobuf:"varint,13,opt,name=pure_pairs,json=purePairs,proto3" json:"pure_pairs,omitempty"`
 	// Probe pairs sent in the window.
 	SentPairs int32 `protobuf:"varint,14,opt,name=sent_pairs,json=sentPairs,proto3" json:"sent_pairs,omitempty"`
 	// Error margin of beta claimed by the estimator, in nanoseconds.
 	MarginNs float64 `protobuf:"fixed64,15,opt,name=margin_ns,json=marginNs,proto3" json:"margin_ns,omitempty"`
-	// Src-clock time (before the step) of the last probe the detected step
-	// did not touch, in nanoseconds: the step happened between it and
-	// step_at_ns. 0 without a step or without such a probe.
-	StepAfterNs int64 `protobuf:"varint,16,opt,name=step_after_ns,json=stepAfterNs,proto3" json:"step_after_ns,omitempty"`
-	// The fit of the probes before the detected step (after any earlier
-	// one), at the same origin; absent without a step or without such
-	// probes.
-	PreStep *EdgeFit `protobuf:"bytes,17,opt,name=pre_step,json=preStep,proto3" json:"pre_step,omitempty"`
 	// The part of sigma_ns that a path asymmetry revealed by the probes may
 	// add, in nanoseconds: systematic, shared by other edges, it does not
 	// average out. 0 where the two directions look alike.
-	AsymSigmaNs   float64 `protobuf:"fixed64,18,opt,name=asym_sigma_ns,json=asymSigmaNs,proto3" json:"asym_sigma_ns,omitempty"`
+	AsymSigmaNs float64 `protobuf:"fixed64,18,opt,name=asym_sigma_ns,json=asymSigmaNs,proto3" json:"asym_sigma_ns,omitempty"`
+	// The clock steps detected inside the window, in order; alpha and beta
+	// are of the probes after the last one.
+	Steps []*EdgeStep `protobuf:"bytes,19,rep,name=steps,proto3" json:"steps,omitempty"`
+	// The uncertainty a clock step too small for this edge's own scan to
+	// find may leave in its fit, in nanoseconds (estimate.Fit.MissSigma);
+	// not part of sigma_ns: a step is a node's, and the node's scan of all
+	// its out-edges (NodeWindowData.miss_sigma_ns) sees smaller ones.
+	MissSigmaNs   float64 `protobuf:"fixed64,20,opt,name=miss_sigma_ns,json=missSigmaNs,proto3" json:"miss_sigma_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -195,13 +191,6 @@ func (x *EdgeAlphaBeta) GetStepDetected() bool {
 	return false
 }
 
-func (x *EdgeAlphaBeta) GetStepAtNs() int64 {
-	if x != nil {
-		return x.StepAtNs
-	}
-	return 0
-}
-
 func (x *EdgeAlphaBeta) GetPurePairs() int32 {
 	if x != nil {
 		return x.PurePairs
@@ -223,25 +212,102 @@ func (x *EdgeAlphaBeta) GetMarginNs() float64 {
 	return 0
 }
 
-func (x *EdgeAlphaBeta) GetStepAfterNs() int64 {
-	if x != nil {
-		return x.StepAfterNs
-	}
-	return 0
-}
-
-func (x *EdgeAlphaBeta) GetPreStep() *EdgeFit {
-	if x != nil {
-		return x.PreStep
-	}
-	return nil
-}
-
 func (x *EdgeAlphaBeta) GetAsymSigmaNs() float64 {
 	if x != nil {
 		return x.AsymSigmaNs
 	}
 	return 0
+}
+
+func (x *EdgeAlphaBeta) GetSteps() []*EdgeStep {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+func (x *EdgeAlphaBeta) GetMissSigmaNs() float64 {
+	if x != nil {
+		return x.MissSigmaNs
+	}
+	return 0
+}
+
+// EdgeStep is one clock step an edge's probes saw inside a window.
+type EdgeStep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Src-clock time (before the step) of the last probe the step did not
+	// touch, in nanoseconds; 0 without such a probe.
+	AfterNs int64 `protobuf:"varint,1,opt,name=after_ns,json=afterNs,proto3" json:"after_ns,omitempty"`
+	// Src-clock time of the first probe of the first pair sent wholly after
+	// it: the step happened between after_ns and at_ns.
+	AtNs int64 `protobuf:"varint,2,opt,name=at_ns,json=atNs,proto3" json:"at_ns,omitempty"`
+	// How far it moved dst's clock against src's, as the detector measured
+	// it, in nanoseconds.
+	SizeNs float64 `protobuf:"fixed64,3,opt,name=size_ns,json=sizeNs,proto3" json:"size_ns,omitempty"`
+	// The fit of the probes between the step before (or the window's start)
+	// and this one, at the window's origin; absent without such probes.
+	Before        *EdgeFit `protobuf:"bytes,4,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EdgeStep) Reset() {
+	*x = EdgeStep{}
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EdgeStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EdgeStep) ProtoMessage() {}
+
+func (x *EdgeStep) ProtoReflect() protoreflect.Message {
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EdgeStep.ProtoReflect.Descriptor instead.
+func (*EdgeStep) Descriptor() ([]byte, []int) {
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *EdgeStep) GetAfterNs() int64 {
+	if x != nil {
+		return x.AfterNs
+	}
+	return 0
+}
+
+func (x *EdgeStep) GetAtNs() int64 {
+	if x != nil {
+		return x.AtNs
+	}
+	return 0
+}
+
+func (x *EdgeStep) GetSizeNs() float64 {
+	if x != nil {
+		return x.SizeNs
+	}
+	return 0
+}
+
+func (x *EdgeStep) GetBefore() *EdgeFit {
+	if x != nil {
+		return x.Before
+	}
+	return nil
 }
 
 // EdgeFit is one line fitted to an edge's probes: dst's clock minus src's
@@ -255,14 +321,16 @@ type EdgeFit struct {
 	// Probe pairs the line rests on.
 	PairsCount int32 `protobuf:"varint,5,opt,name=pairs_count,json=pairsCount,proto3" json:"pairs_count,omitempty"`
 	// As EdgeAlphaBeta's asym_sigma_ns.
-	AsymSigmaNs   float64 `protobuf:"fixed64,6,opt,name=asym_sigma_ns,json=asymSigmaNs,proto3" json:"asym_sigma_ns,omitempty"`
+	AsymSigmaNs float64 `protobuf:"fixed64,6,opt,name=asym_sigma_ns,json=asymSigmaNs,proto3" json:"asym_sigma_ns,omitempty"`
+	// As EdgeAlphaBeta's miss_sigma_ns.
+	MissSigmaNs   float64 `protobuf:"fixed64,7,opt,name=miss_sigma_ns,json=missSigmaNs,proto3" json:"miss_sigma_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *EdgeFit) Reset() {
 	*x = EdgeFit{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[1]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -274,7 +342,7 @@ func (x *EdgeFit) String() string {
 func (*EdgeFit) ProtoMessage() {}
 
 func (x *EdgeFit) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[1]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -287,7 +355,7 @@ func (x *EdgeFit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EdgeFit.ProtoReflect.Descriptor instead.
 func (*EdgeFit) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{1}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *EdgeFit) GetAlpha() float64 {
@@ -332,6 +400,13 @@ func (x *EdgeFit) GetAsymSigmaNs() float64 {
 	return 0
 }
 
+func (x *EdgeFit) GetMissSigmaNs() float64 {
+	if x != nil {
+		return x.MissSigmaNs
+	}
+	return 0
+}
+
 // NodeWindowData is what one node reports to the master at the end of a
 // window: its estimates for every edge it measured.
 type NodeWindowData struct {
@@ -349,14 +424,18 @@ type NodeWindowData struct {
 	// One estimate per measured edge.
 	Edges []*EdgeAlphaBeta `protobuf:"bytes,6,rep,name=edges,proto3" json:"edges,omitempty"`
 	// Incarnation of the reporting agent; it grows at each restart.
-	Incarnation   uint64 `protobuf:"varint,7,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	Incarnation uint64 `protobuf:"varint,7,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	// The uncertainty a step of the node's own clock too small for its scan
+	// of all its out-edges to find may leave in its model, in nanoseconds
+	// (estimate.ScanSrcSteps); 0 without step detection.
+	MissSigmaNs   float64 `protobuf:"fixed64,8,opt,name=miss_sigma_ns,json=missSigmaNs,proto3" json:"miss_sigma_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *NodeWindowData) Reset() {
 	*x = NodeWindowData{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[2]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -368,7 +447,7 @@ func (x *NodeWindowData) String() string {
 func (*NodeWindowData) ProtoMessage() {}
 
 func (x *NodeWindowData) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[2]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -381,7 +460,7 @@ func (x *NodeWindowData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeWindowData.ProtoReflect.Descriptor instead.
 func (*NodeWindowData) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{2}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *NodeWindowData) GetNodeId() int32 {
@@ -433,6 +512,13 @@ func (x *NodeWindowData) GetIncarnation() uint64 {
 	return 0
 }
 
+func (x *NodeWindowData) GetMissSigmaNs() float64 {
+	if x != nil {
+		return x.MissSigmaNs
+	}
+	return 0
+}
+
 // GlobalWindowData is what the master broadcasts for a window: every
 // node's report gathered in one message.
 type GlobalWindowData struct {
@@ -455,7 +541,7 @@ type GlobalWindowData struct {
 
 func (x *GlobalWindowData) Reset() {
 	*x = GlobalWindowData{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[3]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -467,7 +553,7 @@ func (x *GlobalWindowData) String() string {
 func (*GlobalWindowData) ProtoMessage() {}
 
 func (x *GlobalWindowData) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[3]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -480,7 +566,7 @@ func (x *GlobalWindowData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GlobalWindowData.ProtoReflect.Descriptor instead.
 func (*GlobalWindowData) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{3}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GlobalWindowData) GetWindowId() uint64 {
@@ -540,7 +626,7 @@ type Hello struct {
 
 func (x *Hello) Reset() {
 	*x = Hello{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[4]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -552,7 +638,7 @@ func (x *Hello) String() string {
 func (*Hello) ProtoMessage() {}
 
 func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[4]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -565,7 +651,7 @@ func (x *Hello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hello.ProtoReflect.Descriptor instead.
 func (*Hello) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{4}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Hello) GetNodeId() int32 {
@@ -606,7 +692,7 @@ type RoundStart struct {
 
 func (x *RoundStart) Reset() {
 	*x = RoundStart{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[5]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -618,7 +704,7 @@ func (x *RoundStart) String() string {
 func (*RoundStart) ProtoMessage() {}
 
 func (x *RoundStart) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[5]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -631,7 +717,7 @@ func (x *RoundStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoundStart.ProtoReflect.Descriptor instead.
 func (*RoundStart) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{5}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RoundStart) GetRoundId() uint64 {
@@ -675,7 +761,7 @@ type RoundEnd struct {
 
 func (x *RoundEnd) Reset() {
 	*x = RoundEnd{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[6]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -687,7 +773,7 @@ func (x *RoundEnd) String() string {
 func (*RoundEnd) ProtoMessage() {}
 
 func (x *RoundEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[6]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -700,7 +786,7 @@ func (x *RoundEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoundEnd.ProtoReflect.Descriptor instead.
 func (*RoundEnd) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{6}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RoundEnd) GetRoundId() uint64 {
@@ -730,7 +816,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[7]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -742,7 +828,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[7]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -755,7 +841,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{7}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Heartbeat) GetSeq() uint64 {
@@ -792,7 +878,7 @@ type Envelope struct {
 
 func (x *Envelope) Reset() {
 	*x = Envelope{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[8]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -804,7 +890,7 @@ func (x *Envelope) String() string {
 func (*Envelope) ProtoMessage() {}
 
 func (x *Envelope) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[8]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -817,7 +903,7 @@ func (x *Envelope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Envelope.ProtoReflect.Descriptor instead.
 func (*Envelope) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{8}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Envelope) GetBody() isEnvelope_Body {
@@ -931,7 +1017,7 @@ var File_rounds_syncpb_sync_proto protoreflect.FileDescriptor
 
 const file_rounds_syncpb_sync_proto_rawDesc = "" +
 	"\n" +
-	"\x18rounds/syncpb/sync.proto\x12\x12chronosync.sync.v1\"\xd5\x04\n" +
+	"\x18rounds/syncpb/sync.proto\x12\x12chronosync.sync.v1\"\xea\x04\n" +
 	"\rEdgeAlphaBeta\x12\x1e\n" +
 	"\vsrc_node_id\x18\x01 \x01(\x05R\tsrcNodeId\x12\x1e\n" +
 	"\vdst_node_id\x18\x02 \x01(\x05R\tdstNodeId\x12\x14\n" +
@@ -947,17 +1033,21 @@ const file_rounds_syncpb_sync_proto_rawDesc = "" +
 	"\testimator\x18\t \x01(\tR\testimator\x12\"\n" +
 	"\finsufficient\x18\n" +
 	" \x01(\bR\finsufficient\x12#\n" +
-	"\rstep_detected\x18\v \x01(\bR\fstepDetected\x12\x1c\n" +
-	"\n" +
-	"step_at_ns\x18\f \x01(\x03R\bstepAtNs\x12\x1d\n" +
+	"\rstep_detected\x18\v \x01(\bR\fstepDetected\x12\x1d\n" +
 	"\n" +
 	"pure_pairs\x18\r \x01(\x05R\tpurePairs\x12\x1d\n" +
 	"\n" +
 	"sent_pairs\x18\x0e \x01(\x05R\tsentPairs\x12\x1b\n" +
 	"\tmargin_ns\x18\x0f \x01(\x01R\bmarginNs\x12\"\n" +
-	"\rstep_after_ns\x18\x10 \x01(\x03R\vstepAfterNs\x126\n" +
-	"\bpre_step\x18\x11 \x01(\v2\x1b.chronosync.sync.v1.EdgeFitR\apreStep\x12\"\n" +
-	"\rasym_sigma_ns\x18\x12 \x01(\x01R\vasymSigmaNs\"\xb4\x01\n" +
+	"\rasym_sigma_ns\x18\x12 \x01(\x01R\vasymSigmaNs\x122\n" +
+	"\x05steps\x18\x13 \x03(\v2\x1c.chronosync.sync.v1.EdgeStepR\x05steps\x12\"\n" +
+	"\rmiss_sigma_ns\x18\x14 \x01(\x01R\vmissSigmaNsJ\x04\b\f\x10\rJ\x04\b\x10\x10\x11J\x04\b\x11\x10\x12R\n" +
+	"step_at_nsR\rstep_after_nsR\bpre_step\"\x88\x01\n" +
+	"\bEdgeStep\x12\x19\n" +
+	"\bafter_ns\x18\x01 \x01(\x03R\aafterNs\x12\x13\n" +
+	"\x05at_ns\x18\x02 \x01(\x03R\x04atNs\x12\x17\n" +
+	"\asize_ns\x18\x03 \x01(\x01R\x06sizeNs\x123\n" +
+	"\x06before\x18\x04 \x01(\v2\x1b.chronosync.sync.v1.EdgeFitR\x06before\"\xd8\x01\n" +
 	"\aEdgeFit\x12\x14\n" +
 	"\x05alpha\x18\x01 \x01(\x01R\x05alpha\x12\x12\n" +
 	"\x04beta\x18\x02 \x01(\x01R\x04beta\x12\x19\n" +
@@ -966,7 +1056,8 @@ const file_rounds_syncpb_sync_proto_rawDesc = "" +
 	"alphaSigma\x12\x1f\n" +
 	"\vpairs_count\x18\x05 \x01(\x05R\n" +
 	"pairsCount\x12\"\n" +
-	"\rasym_sigma_ns\x18\x06 \x01(\x01R\vasymSigmaNs\"\x88\x02\n" +
+	"\rasym_sigma_ns\x18\x06 \x01(\x01R\vasymSigmaNs\x12\"\n" +
+	"\rmiss_sigma_ns\x18\a \x01(\x01R\vmissSigmaNs\"\xac\x02\n" +
 	"\x0eNodeWindowData\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x05R\x06nodeId\x12\x1b\n" +
 	"\twindow_id\x18\x02 \x01(\x04R\bwindowId\x12\x19\n" +
@@ -974,7 +1065,8 @@ const file_rounds_syncpb_sync_proto_rawDesc = "" +
 	"\x0fwindow_start_ns\x18\x04 \x01(\x03R\rwindowStartNs\x12\"\n" +
 	"\rwindow_end_ns\x18\x05 \x01(\x03R\vwindowEndNs\x127\n" +
 	"\x05edges\x18\x06 \x03(\v2!.chronosync.sync.v1.EdgeAlphaBetaR\x05edges\x12 \n" +
-	"\vincarnation\x18\a \x01(\x04R\vincarnation\"\x80\x02\n" +
+	"\vincarnation\x18\a \x01(\x04R\vincarnation\x12\"\n" +
+	"\rmiss_sigma_ns\x18\b \x01(\x01R\vmissSigmaNs\"\x80\x02\n" +
 	"\x10GlobalWindowData\x12\x1b\n" +
 	"\twindow_id\x18\x01 \x01(\x04R\bwindowId\x12\x19\n" +
 	"\bround_id\x18\x02 \x01(\x04R\aroundId\x12&\n" +
@@ -1021,33 +1113,35 @@ func file_rounds_syncpb_sync_proto_rawDescGZIP() []byte {
 	return file_rounds_syncpb_sync_proto_rawDescData
 }
 
-var file_rounds_syncpb_sync_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_rounds_syncpb_sync_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_rounds_syncpb_sync_proto_goTypes = []any{
 	(*EdgeAlphaBeta)(nil),    // 0: chronosync.sync.v1.EdgeAlphaBeta
-	(*EdgeFit)(nil),          // 1: chronosync.sync.v1.EdgeFit
-	(*NodeWindowData)(nil),   // 2: chronosync.sync.v1.NodeWindowData
-	(*GlobalWindowData)(nil), // 3: chronosync.sync.v1.GlobalWindowData
-	(*Hello)(nil),            // 4: chronosync.sync.v1.Hello
-	(*RoundStart)(nil),       // 5: chronosync.sync.v1.RoundStart
-	(*RoundEnd)(nil),         // 6: chronosync.sync.v1.RoundEnd
-	(*Heartbeat)(nil),        // 7: chronosync.sync.v1.Heartbeat
-	(*Envelope)(nil),         // 8: chronosync.sync.v1.Envelope
+	(*EdgeStep)(nil),         // 1: chronosync.sync.v1.EdgeStep
+	(*EdgeFit)(nil),          // 2: chronosync.sync.v1.EdgeFit
+	(*NodeWindowData)(nil),   // 3: chronosync.sync.v1.NodeWindowData
+	(*GlobalWindowData)(nil), // 4: chronosync.sync.v1.GlobalWindowData
+	(*Hello)(nil),            // 5: chronosync.sync.v1.Hello
+	(*RoundStart)(nil),       // 6: chronosync.sync.v1.RoundStart
+	(*RoundEnd)(nil),         // 7: chronosync.sync.v1.RoundEnd
+	(*Heartbeat)(nil),        // 8: chronosync.sync.v1.Heartbeat
+	(*Envelope)(nil),         // 9: chronosync.sync.v1.Envelope
 }
 var file_rounds_syncpb_sync_proto_depIdxs = []int32{
-	1, // 0: chronosync.sync.v1.EdgeAlphaBeta.pre_step:type_name -> chronosync.sync.v1.EdgeFit
-	0, // 1: chronosync.sync.v1.NodeWindowData.edges:type_name -> chronosync.sync.v1.EdgeAlphaBeta
-	2, // 2: chronosync.sync.v1.GlobalWindowData.all_nodes:type_name -> chronosync.sync.v1.NodeWindowData
-	4, // 3: chronosync.sync.v1.Envelope.hello:type_name -> chronosync.sync.v1.Hello
-	5, // 4: chronosync.sync.v1.Envelope.round_start:type_name -> chronosync.sync.v1.RoundStart
-	6, // 5: chronosync.sync.v1.Envelope.round_end:type_name -> chronosync.sync.v1.RoundEnd
-	2, // 6: chronosync.sync.v1.Envelope.window:type_name -> chronosync.sync.v1.NodeWindowData
-	7, // 7: chronosync.sync.v1.Envelope.heartbeat:type_name -> chronosync.sync.v1.Heartbeat
-	3, // 8: chronosync.sync.v1.Envelope.global:type_name -> chronosync.sync.v1.GlobalWindowData
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	1,  // 0: chronosync.sync.v1.EdgeAlphaBeta.steps:type_name -> chronosync.sync.v1.EdgeStep
+	2,  // 1: chronosync.sync.v1.EdgeStep.before:type_name -> chronosync.sync.v1.EdgeFit
+	0,  // 2: chronosync.sync.v1.NodeWindowData.edges:type_name -> chronosync.sync.v1.EdgeAlphaBeta
+	3,  // 3: chronosync.sync.v1.GlobalWindowData.all_nodes:type_name -> chronosync.sync.v1.NodeWindowData
+	5,  // 4: chronosync.sync.v1.Envelope.hello:type_name -> chronosync.sync.v1.Hello
+	6,  // 5: chronosync.sync.v1.Envelope.round_start:type_name -> chronosync.sync.v1.RoundStart
+	7,  // 6: chronosync.sync.v1.Envelope.round_end:type_name -> chronosync.sync.v1.RoundEnd
+	3,  // 7: chronosync.sync.v1.Envelope.window:type_name -> chronosync.sync.v1.NodeWindowData
+	8,  // 8: chronosync.sync.v1.Envelope.heartbeat:type_name -> chronosync.sync.v1.Heartbeat
+	4,  // 9: chronosync.sync.v1.Envelope.global:type_name -> chronosync.sync.v1.GlobalWindowData
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_rounds_syncpb_sync_proto_init() }
@@ -1055,7 +1149,7 @@ func file_rounds_syncpb_sync_proto_init() {
 	if File_rounds_syncpb_sync_proto != nil {
 		return
 	}
-	file_rounds_syncpb_sync_proto_msgTypes[8].OneofWrappers = []any{
+	file_rounds_syncpb_sync_proto_msgTypes[9].OneofWrappers = []any{
 		(*Envelope_Hello)(nil),
 		(*Envelope_RoundStart)(nil),
 		(*Envelope_RoundEnd)(nil),
@@ -1069,7 +1163,7 @@ func file_rounds_syncpb_sync_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rounds_syncpb_sync_proto_rawDesc), len(file_rounds_syncpb_sync_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -28,7 +28,7 @@ func edge(i int) *syncpb.EdgeAlphaBeta {
 		Estimator:    "huber",
 		Insufficient: i%5 == 0,
 		StepDetected: i%7 == 0,
-		StepAtNs:     -int64(i) * 1_000_000,
+		Steps:        []*syncpb.EdgeStep{{AtNs: -int64(i) * 1_000_000, AfterNs: -int64(i)*1_000_000 - 800_000}},
 		PurePairs:    int32(50 + i),
 		SentPairs:    int32(110 + i),
 		MarginNs:     40.5,

@@ -1,0 +1,529 @@
+package estimate
+
+import (
+	"math"
+	"slices"
+
+	"github.com/chronosync/chronosync/analysis/stats"
+)
+
+// The change-point scan finds clock steps too small for the walk
+// (detectSteps) to see probe by probe. It cuts the window into slices of
+// src's clock and works, slice by slice, on two channels that a step moves
+// alike and one-sided queueing does not, at several scales (scanScales):
+//
+//   - the median channel: each slice's median of the drift-corrected
+//     midpoint offsets z (its level) and of the round-trip delays (its
+//     width);
+//   - the floor channel: each slice's lowest forward point less the drift
+//     line (F) and highest reverse point (R), the level (F+R)/2 and the
+//     width F−R: where the delays have a hard floor (exponential or
+//     pareto jitter, queueing) the floors move far less from slice to
+//     slice than the medians, and they are what svm's line rests on.
+//
+// A step of size s moves a channel's level by s and leaves its width
+// alone; extra queueing q on one direction moves the level by q/2 and the
+// width by q. Each channel's noise is measured on the window itself, from
+// the differences of successive slices' values (diffNoise). Within a
+// stretch of time each edge's levels are fitted by a quadratic (its drift
+// line, and the curvature a wandering frequency leaves) plus a step
+// between slices j−1 and j, common to every edge scanned, for every j at
+// least scanEdge slices from either end; the step's estimate in units of
+// its own standard error, T_j, is the statistic. The stretch has a step
+// when max |T_j| exceeds scanSigmas (see scanSigmas for its false-alarm
+// rate) and the width moved by no more than half the level (and three of
+// its standard errors): queueing is not a step. The scan then looks again
+// on either side (binary segmentation), leaving out the two slices around
+// the step, which it may lie in.
+//
+// Scanning several edges at once (ScanSrcSteps) is how a node finds a
+// step of its own clock: it moves every one of its out-edges alike, so
+// their evidence adds up, and a node with d out-edges sees steps √d times
+// smaller than one edge would.
+const (
+	// scanEdge is how many slices a step must lie from either end of a
+	// stretch for the scan to look for it.
+	scanEdge = 3
+	// scanMinBlocks is the fewest slices an edge needs in a stretch to be
+	// scanned there.
+	scanMinBlocks = 2*scanEdge + 2
+	// scanNoiseBlocks is the fewest slices an edge needs for a scale's
+	// noise to be measured, and so for the scale to be scanned at all.
+	scanNoiseBlocks = 16
+	// scanSigmas is the threshold on |T_j|, in standard errors of the
+	// step. Under no step T_j is a standard normal at every j, strongly
+	// correlated between neighbours; TestScanFalseAlarms measures how
+	// often the largest |T_j| of a step-free window exceeds it over every
+	// scale, on every jitter the tests generate.
+	scanSigmas = 6
+	// scanMaxSteps bounds the steps one window may have.
+	scanMaxSteps = 8
+	// scanNoiseFloor is the least noise a slice's value is taken to have,
+	// ns: the timestamps' integer nanoseconds.
+	scanNoiseFloor = 0.5
+)
+
+// The channels of the scan.
+const (
+	chanMedian = iota
+	chanFloor
+)
+
+// scanScale is one scale the scan looks at: a slice length, in probes of
+// one edge, and a channel. The median channel's noise shrinks as 1/√block,
+// so its power does not grow with the slice; the floor channel's shrinks
+// as fast as 1/block under a hard floor (the lowest of n exponential
+// delays lies 1/n of their mean above it), so longer slices see smaller
+// steps, at the price of bracketing them in a longer interval.
+type scanScale struct{ block, channel int }
+
+var scanScales = [...]scanScale{{16, chanMedian}, {16, chanFloor}, {64, chanFloor}, {256, chanFloor}}
+
+// scanEdgeIn is one edge as the scan sees it: its samples in send order,
+// its drift (robustDrift) and the runs of samples between the walk's steps
+// ([from, to) each), within which the scan looks.
+type scanEdgeIn struct {
+	s     []sample
+	drift float64
+	runs  [][2]int
+}
+
+// grid is one scale's slices of src's clock: k slices of dt from x0 (x
+// relative to the fit's origin, as a sample's).
+type grid struct {
+	x0, dt float64
+	k      int
+}
+
+// sliceOf is the slice x falls in (may be out of [0, k)).
+func (g grid) sliceOf(x float64) int { return int(math.Floor((x - g.x0) / g.dt)) }
+
+// at is the start of slice j.
+func (g grid) at(j int) float64 { return g.x0 + float64(j)*g.dt }
+
+// edgeSlices is one edge's values at one scale: per slice its level and
+// width (NaN where the slice has too few samples, or straddles a walk
+// step), its slices' mean x, and the noise of one slice's level and width
+// (0: the scale is not scanned on this edge).
+type edgeSlices struct {
+	x, level, width []float64
+	sl, sw          float64
+}
+
+// slicesOf computes e's values on g for the scale sc.
+func slicesOf(e scanEdgeIn, g grid, sc scanScale) edgeSlices {
+	v := edgeSlices{x: make([]float64, g.k), level: make([]float64, g.k), width: make([]float64, g.k)}
+	for j := range g.k {
+		v.level[j], v.width[j] = math.NaN(), math.NaN()
+	}
+	var z, r []float64
+	var runOf []int // the run each slice's samples came from (−1: none yet, −2: several)
+	runOf = make([]int, g.k)
+	for j := range runOf {
+		runOf[j] = -1
+	}
+	flush := func(j, n int, sx, fmin, rmax float64) {
+		if j < 0 || j >= g.k || n < sc.block/2 || runOf[j] == -2 {
+			return
+		}
+		v.x[j] = sx / float64(n)
+		if sc.channel == chanMedian {
+			v.level[j], v.width[j] = stats.Median(z), stats.Median(r)
+		} else {
+			v.level[j], v.width[j] = (fmin+rmax)/2, fmin-rmax
+		}
+	}
+	for ri, run := range e.s2runs() {
+		cur, n := -1, 0
+		var sx float64
+		fmin, rmax := math.Inf(1), math.Inf(-1)
+		z, r = z[:0], r[:0]
+		for i := run[0]; i < run[1]; i++ {
+			p := &e.s[i]
+			mx := p.midX()
+			j := g.sliceOf(mx)
+			if j != cur {
+				flush(cur, n, sx, fmin, rmax)
+				cur, n, sx = j, 0, 0
+				fmin, rmax = math.Inf(1), math.Inf(-1)
+				z, r = z[:0], r[:0]
+				if j >= 0 && j < g.k {
+					if runOf[j] == -1 {
+						runOf[j] = ri
+					} else if runOf[j] != ri {
+						runOf[j] = -2 // the slice straddles a walk step
+						v.level[j], v.width[j] = math.NaN(), math.NaN()
+					}
+				}
+			}
+			n++
+			sx += mx
+			if sc.channel == chanMedian {
+				z = append(z, p.midY()-e.drift*mx)
+				r = append(r, float64(p.rtt()))
+			} else {
+				fmin = min(fmin, float64(p.fy)-e.drift*float64(p.fx))
+				rmax = max(rmax, float64(p.ry)-e.drift*float64(p.rx))
+			}
+		}
+		flush(cur, n, sx, fmin, rmax)
+	}
+	return v
+}
+
+// s2runs is e's runs, or the whole of its samples.
+func (e scanEdgeIn) s2runs() [][2]int {
+	if len(e.runs) == 0 {
+		return [][2]int{{0, len(e.s)}}
+	}
+	return e.runs
+}
+
+// noise sets v's noise from the differences of successive present
+// slices; false when there are too few of them.
+func (v *edgeSlices) noise() bool {
+	var ls, ws [][]float64
+	var l, w []float64
+	n := 0
+	for j := range v.level {
+		if math.IsNaN(v.level[j]) {
+			if len(l) > 0 {
+				ls, ws = append(ls, l), append(ws, w)
+				l, w = nil, nil
+			}
+			continue
+		}
+		l, w = append(l, v.level[j]), append(w, v.width[j])
+		n++
+	}
+	ls, ws = append(ls, l), append(ws, w)
+	if n < scanNoiseBlocks {
+		return false
+	}
+	v.sl = max(scanNoiseFloor, diffNoise(ls...))
+	v.sw = max(scanNoiseFloor, diffNoise(ws...))
+	return true
+}
+
+// diffNoise is the noise of one value of the runs v from the successive
+// differences d = v[i+1] − v[i] within each run: the width of their
+// central 90 % (between the 5 % and 95 % quantiles) over 2·1.645, a
+// normal's, over √2. Not the MAD: the scan's statistic sums many slices
+// and so has their variance, which a heavy-tailed slice value (the lowest
+// of a slice's delays where only some slices reach the floor) has far
+// larger than its MAD says; and not the RMS, which a burst of queueing in
+// a few slices, or a step, swells for the whole window. 0 with fewer than
+// two differences.
+func diffNoise(v ...[]float64) float64 {
+	var d []float64
+	for _, r := range v {
+		for i := 1; i < len(r); i++ {
+			d = append(d, r[i]-r[i-1])
+		}
+	}
+	if len(d) < 2 {
+		return 0
+	}
+	n := float64(len(d) - 1)
+	lo := stats.Select(d, int(0.05*n+0.5))
+	hi := stats.Select(d, int(0.95*n+0.5))
+	return (hi - lo) / (2 * 1.6449) / math.Sqrt2
+}
+
+// scanPlan is the scan of a set of edges: per scale its grid and each
+// edge's values there (nil where the scale is not scanned on that edge).
+type scanPlan struct {
+	grids [len(scanScales)]grid
+	edges [len(scanScales)][]*edgeSlices
+}
+
+// planScan lays the grids over the edges' samples (the slices of a scale
+// hold block probes of the median edge) and measures each edge's noise at
+// every scale. A longer slice of a channel is scanned on an edge only
+// when its noise there is below 0.7 of the shorter one's: where the floor
+// is soft (Gaussian jitter) longer slices gain little, and their noise,
+// measured on fewer slices, is the less certain.
+func planScan(edges []scanEdgeIn) scanPlan {
+	var p scanPlan
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var counts []float64
+	for _, e := range edges {
+		if len(e.s) == 0 {
+			continue
+		}
+		lo, hi = min(lo, e.s[0].midX()), max(hi, e.s[len(e.s)-1].midX())
+		counts = append(counts, float64(len(e.s)))
+	}
+	if len(counts) == 0 || !(hi > lo) {
+		return p
+	}
+	n := stats.Median(counts)
+	last := make([][2]float64, len(edges))
+	for i, sc := range scanScales {
+		k := int(n) / sc.block
+		p.edges[i] = make([]*edgeSlices, len(edges))
+		if k < scanNoiseBlocks {
+			continue
+		}
+		g := grid{x0: lo, dt: (hi - lo) / float64(k) * (1 + 1e-9), k: k}
+		p.grids[i] = g
+		for ei, e := range edges {
+			v := slicesOf(e, g, sc)
+			if !v.noise() {
+				continue
+			}
+			if prev := last[ei][sc.channel]; prev > 0 && v.sl > 0.7*prev {
+				continue
+			}
+			last[ei][sc.channel] = v.sl
+			p.edges[i][ei] = &v
+		}
+	}
+	return p
+}
+
+// timeCut is a step the scan found: the clean samples before it end
+// before lo, those after it start at hi (x relative to the fit's origin);
+// s is its size (the levels' change) and t that in standard errors.
+type timeCut struct {
+	lo, hi float64
+	s, t   float64
+}
+
+// scanTime finds every step in the stretch [from, to) of x by binary
+// segmentation over every scale of the plan (at most limit, in order):
+// the most significant step of all the scales is taken, and each side is
+// scanned again. A step smaller than floor (ns) is not taken.
+func (p *scanPlan) scanTime(from, to, floor float64, limit int) []timeCut {
+	if limit <= 0 {
+		return nil
+	}
+	var best timeCut
+	found := false
+	for i := range scanScales {
+		g := p.grids[i]
+		if g.k == 0 {
+			continue
+		}
+		lo, hi := max(0, int(math.Ceil((from-g.x0)/g.dt))), min(g.k, int(math.Floor((to-g.x0)/g.dt)))
+		j, sz, t, ok := scanJoint(p.edges[i], lo, hi, floor)
+		if !ok || (found && math.Abs(t) <= math.Abs(best.t)) {
+			continue
+		}
+		// The two slices around the step, which it may lie in.
+		best, found = timeCut{lo: g.at(j - 1), hi: g.at(j + 1), s: sz, t: t}, true
+	}
+	if !found {
+		return nil
+	}
+	left := p.scanTime(from, best.lo, floor, limit-1)
+	right := p.scanTime(best.hi, to, floor, limit-1-len(left))
+	return slices.Concat(left, []timeCut{best}, right)
+}
+
+// scanJoint finds the most significant step common to the edges between
+// slices j−1 and j of [lo, hi): each edge's levels there (its calm slices,
+// see calm) fitted by its own quadratic, with one step for all, weighted
+// by their noise. It returns j, the step's size s and t = s over its
+// standard error; ok is false when no |t| exceeds scanSigmas with the
+// widths moving by less than half the level and three of their standard
+// errors, and |s| ≥ floor.
+func scanJoint(edges []*edgeSlices, lo, hi int, floor float64) (j int, s, t float64, ok bool) {
+	k := hi - lo
+	if k < scanMinBlocks {
+		return 0, 0, 0, false
+	}
+	num, den := make([]float64, k), make([]float64, k)
+	numW, denW := make([]float64, k), make([]float64, k)
+	any := false
+	for _, e := range edges {
+		if e == nil {
+			continue
+		}
+		idx := calm(e, lo, hi)
+		if len(idx) < scanMinBlocks {
+			continue
+		}
+		any = true
+		x, level, width := make([]float64, len(idx)), make([]float64, len(idx)), make([]float64, len(idx))
+		for i, b := range idx {
+			x[i], level[i], width[i] = e.x[b], e.level[b], e.width[b]
+		}
+		q := quadBasis(x)
+		ql, qw := project(q, level), project(q, width)
+		wl, ww := 1/(e.sl*e.sl), 1/(e.sw*e.sw)
+		// Suffix sums over the edge's slices from j on, for every j.
+		var sq [3]float64
+		var suml, sumw float64
+		m := len(idx) - 1
+		for j := hi - 1; j >= lo; j-- {
+			for m >= 0 && idx[m] >= j {
+				for b := range 3 {
+					sq[b] += q[b][m]
+				}
+				suml += level[m]
+				sumw += width[m]
+				m--
+			}
+			cnt := float64(len(idx) - 1 - m)
+			d, nl, nw := cnt, suml, sumw
+			for b := range 3 {
+				d -= sq[b] * sq[b]
+				nl -= sq[b] * ql[b]
+				nw -= sq[b] * qw[b]
+			}
+			if d <= 1e-9 {
+				continue
+			}
+			num[j-lo] += wl * nl
+			den[j-lo] += wl * d
+			numW[j-lo] += ww * nw
+			denW[j-lo] += ww * d
+		}
+	}
+	if !any {
+		return 0, 0, 0, false
+	}
+	for i := scanEdge; i <= k-scanEdge; i++ {
+		if den[i] <= 0 {
+			continue
+		}
+		si := num[i] / den[i]
+		ti := si * math.Sqrt(den[i])
+		if math.Abs(ti) <= scanSigmas || math.Abs(ti) <= math.Abs(t) || math.Abs(si) < floor {
+			continue
+		}
+		if w := numW[i] / denW[i]; math.Abs(w) > math.Abs(si)/2+3/math.Sqrt(denW[i]) {
+			continue // the widths moved with it: queueing
+		}
+		j, s, t, ok = lo+i, si, ti, true
+	}
+	return j, s, t, ok
+}
+
+// calm returns the slices of e in [lo, hi) that have values and whose
+// width lies within six noise widths of their median: a burst of
+// queueing lifts a slice's width, a step never does, and a slice the
+// burst lifted by milliseconds would outweigh everything else in a
+// least-squares scan.
+func calm(e *edgeSlices, lo, hi int) []int {
+	var ws []float64
+	for j := lo; j < hi; j++ {
+		if !math.IsNaN(e.level[j]) {
+			ws = append(ws, e.width[j])
+		}
+	}
+	if len(ws) == 0 {
+		return nil
+	}
+	m := stats.Median(ws)
+	var idx []int
+	for j := lo; j < hi; j++ {
+		if !math.IsNaN(e.level[j]) && math.Abs(e.width[j]-m) <= 6*math.Sqrt2*e.sw {
+			idx = append(idx, j)
+		}
+	}
+	return idx
+}
+
+// missCoef is the share of the smallest step the scan finds half the time
+// in the middle of a window that an undetected step may move a window's
+// model by, in σ: an undetected step of size s moves a line through it
+// by up to about s/2, which 3σ covers at s/6.
+const missCoef = 1.0 / 6
+
+// missSigma is the uncertainty a step too small for the plan's scan to
+// find leaves in a window's model: missCoef times the smallest step the
+// scan finds half the time in the window's middle (scanSigmas standard
+// errors of a step there, at the most sensitive scale, over every edge
+// of the plan together). 0 when no scale can scan.
+func (p *scanPlan) missSigma() float64 {
+	best := math.Inf(1)
+	for i := range scanScales {
+		g := p.grids[i]
+		if g.k < scanMinBlocks {
+			continue
+		}
+		var w float64
+		for _, e := range p.edges[i] {
+			if e != nil {
+				w += 1 / (e.sl * e.sl)
+			}
+		}
+		if w > 0 {
+			best = min(best, scanSigmas/math.Sqrt(w*midDen(g.k)))
+		}
+	}
+	if math.IsInf(best, 1) {
+		return 0
+	}
+	return missCoef * best
+}
+
+// midDen is the squared norm, over k evenly spaced slices, of a step in
+// their middle once the quadratic is taken out: the step's estimate there
+// has variance σ²/midDen for slices of noise σ.
+func midDen(k int) float64 {
+	x := make([]float64, k)
+	for i := range x {
+		x[i] = float64(i)
+	}
+	q := quadBasis(x)
+	var sq [3]float64
+	for i := k / 2; i < k; i++ {
+		for b := range 3 {
+			sq[b] += q[b][i]
+		}
+	}
+	den := float64(k - k/2)
+	for b := range 3 {
+		den -= sq[b] * sq[b]
+	}
+	return den
+}
+
+// quadBasis returns an orthonormal basis of the constant, linear and
+// quadratic functions of x over its points (Gram–Schmidt on centred,
+// scaled x for accuracy).
+func quadBasis(x []float64) [3][]float64 {
+	n := len(x)
+	var q [3][]float64
+	lo, hi := x[0], x[n-1]
+	mid, half := (lo+hi)/2, max((hi-lo)/2, 1)
+	for b := range 3 {
+		q[b] = make([]float64, n)
+		for i, xi := range x {
+			u := (xi - mid) / half
+			q[b][i] = math.Pow(u, float64(b))
+		}
+		for c := range b {
+			d := dot(q[b], q[c])
+			for i := range q[b] {
+				q[b][i] -= d * q[c][i]
+			}
+		}
+		if nrm := math.Sqrt(dot(q[b], q[b])); nrm > 0 {
+			for i := range q[b] {
+				q[b][i] /= nrm
+			}
+		}
+	}
+	return q
+}
+
+// project returns the coefficients of v on the basis q.
+func project(q [3][]float64, v []float64) [3]float64 {
+	var c [3]float64
+	for b := range 3 {
+		c[b] = dot(q[b], v)
+	}
+	return c
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
