@@ -229,92 +229,33 @@ func (o Options) config() (config, error) {
 }
 
 // Estimate fits the probes of one window, given in send order (lost probes
-// are simply absent). Only complete pairs are used. Step detection runs
-// first (detectSteps for the steps that show probe by probe, then
-// scanSteps between them for the smaller ones), then purity selection,
-// then the estimator named by o.Kind on each run of pairs between steps.
-// The fit is of the pairs after the last step, with every step and the
-// fit of the pairs before it in Steps, all at Origin; a run with fewer
-// than MinPairs pairs (but at least one), or whose own fit is less
-// precise than that, is fitted from the longest run's line and path
-// delays (see offsetOnly). Fewer than MinPairs pairs in all, or in every
-// run, returns an error wrapping ErrInsufficient.
+// are simply absent): NewWindow and Window.Fit with o.Kind. Only complete
+// pairs are used. Step detection runs first (detectSteps for the steps
+// that show probe by probe, then the change-point scan between them for
+// the smaller ones, see scan.go), then purity selection, then the
+// estimator named by o.Kind on each run of pairs between steps. The fit
+// is of the pairs after the last step, with every step and the fit of
+// the pairs before it in Steps, all at Origin; a run with fewer than
+// MinPairs pairs (but at least one), or whose own fit is less precise
+// than that, is fitted from the longest run's line and path delays (see
+// offsetOnly). Fewer than MinPairs pairs in all, or in every run, returns
+// an error wrapping ErrInsufficient.
 func Estimate(probes []Probe, o Options) (Fit, error) {
-	c, err := o.config()
+	w, err := NewWindow(probes, o)
 	if err != nil {
 		return Fit{}, err
 	}
-	pairs := completePairs(probes)
-	if len(pairs) < c.minPairs {
-		return Fit{}, fmt.Errorf("%w: %d complete pairs, need %d", ErrInsufficient, len(pairs), c.minPairs)
-	}
-	all := buildSamples(probes, pairs, c.origin)
-	var cuts []cut
-	var miss float64
-	if c.stepTh >= 0 {
-		cuts, miss = findSteps(all, float64(c.stepTh), o.SrcSteps, c.origin)
-	}
-	segs := stepRuns(all, pairs, cuts)
-	fits := make([]Fit, len(segs))
-	errs := make([]error, len(segs))
-	anchor := -1
-	for k, sg := range segs {
-		fits[k], errs[k] = fitSegment(probes, pairs, all, sg[0], sg[1], c)
-		if errs[k] == nil && (anchor < 0 || fits[k].Pairs > fits[anchor].Pairs) {
-			anchor = k
-		}
-	}
-	if anchor >= 0 {
-		// A run with too few pairs, or whose own line is less precise
-		// than one carried over from the longest, is fitted from it.
-		for k, sg := range segs {
-			if k == anchor || sg[1] == sg[0] {
-				continue
-			}
-			if alt := offsetOnly(all, sg[0], sg[1], fits[anchor], segs[anchor][0], segs[anchor][1]); errs[k] != nil || alt.Sigma < fits[k].Sigma {
-				fits[k], errs[k] = alt, nil
-			}
-		}
-	}
-	for k := range segs {
-		if errs[k] == nil {
-			fits[k].MissSigma = miss
-		}
-	}
-	last := len(segs) - 1
-	if errs[last] != nil {
-		if last == 0 {
-			return Fit{}, errs[last]
-		}
-		return Fit{}, fmt.Errorf("%w (after a clock step at src %d)", errs[last], probes[all[cuts[last-1].pre-1].idx].T1)
-	}
-	post := fits[last]
-	for k, ct := range cuts {
-		st := StepFit{Size: ct.size}
-		if sg := segs[k+1]; sg[0] < len(pairs) {
-			st.At = probes[pairs[sg[0]].first()].T1
-		}
-		if ct.pre > 0 {
-			st.After = probes[all[ct.pre-1].idx].T1
-		}
-		if errs[k] == nil {
-			st.Before = fits[k]
-		}
-		post.Steps = append(post.Steps, st)
-	}
-	post.Step = len(cuts) > 0
-	return post, nil
+	return w.Fit(o.Kind)
 }
 
-// findSteps runs both detectors over the samples with floor as the
-// smallest step taken, and returns the steps in order, with the scan's
-// missSigma. ext are steps found elsewhere (src's own, see ScanSrcSteps),
-// on src's clock; origin is the samples' x origin. The scan looks between
-// the walk's steps and the external ones; an external step the walk also
-// found is the walk's, which brackets it closer.
-func findSteps(all []sample, floor float64, ext []Cut, origin int64) ([]cut, float64) {
-	drift := robustDrift(all)
-	walk := walkSteps(all, drift, floor)
+// findSteps runs the scan over the samples between the walk's steps
+// (walk, in order) and ext, steps found elsewhere (src's own, see
+// ScanSrcSteps, on src's clock; origin is the samples' x origin), with
+// floor as the smallest step taken, and returns every step in order with
+// the scan's missSigma. An external step the walk also found is the
+// walk's, which brackets it closer.
+func findSteps(all []sample, drift float64, walk []cut, floor float64, ext []Cut, origin int64) ([]cut, float64) {
+	walk = slices.Clone(walk)
 	for _, c := range ext {
 		lo := sort.Search(len(all), func(i int) bool { return all[i].midX() >= float64(c.From-origin) })
 		hi := sort.Search(len(all), func(i int) bool { return all[i].midX() > float64(c.To-origin) })
@@ -384,45 +325,6 @@ func timeToCut(all []sample, r [2]int, st timeCut) cut {
 type Cut struct {
 	From, To int64
 	Size     float64
-}
-
-// ScanSrcSteps looks for steps of src's own clock in one window's probes
-// of all its out-edges (windows[i] one edge's probes, in send order, as
-// Estimate takes them): a step of src's clock moves every out-edge alike,
-// so the change-point scan (scan.go) sums their evidence and sees steps
-// √d times smaller than one edge would, for d edges. The steps large
-// enough for the walk to see on an edge are left to the walk: the scan
-// looks between them. It returns the steps found, on src's clock, for
-// Options.SrcSteps, and the uncertainty a step of src too small to find
-// leaves in its window's model (missCoef times the smallest it finds half
-// the time in the window's middle); nothing with step detection off or
-// too few probes. o.Origin must be the window's fit origin on src's clock.
-func ScanSrcSteps(windows [][]Probe, o Options) ([]Cut, float64) {
-	c, err := o.config()
-	if err != nil || c.stepTh < 0 {
-		return nil, 0
-	}
-	var edges []scanEdgeIn
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, probes := range windows {
-		pairs := completePairs(probes)
-		if len(pairs) < c.minPairs {
-			continue
-		}
-		all := buildSamples(probes, pairs, c.origin)
-		drift := robustDrift(all)
-		edges = append(edges, scanEdgeIn{s: all, drift: drift, runs: runsBetween(walkSteps(all, drift, float64(c.stepTh)), len(all))})
-		lo, hi = min(lo, all[0].midX()), max(hi, all[len(all)-1].midX())
-	}
-	if len(edges) == 0 {
-		return nil, 0
-	}
-	plan := planScan(edges)
-	var out []Cut
-	for _, st := range plan.scanTime(lo, hi, float64(c.stepTh), MaxSteps) {
-		out = append(out, Cut{From: c.origin + int64(math.Floor(st.lo)), To: c.origin + int64(math.Ceil(st.hi)), Size: st.s})
-	}
-	return out, plan.missSigma()
 }
 
 // stepRuns turns the steps' cuts (sample indices, in order) into the runs

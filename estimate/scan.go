@@ -104,71 +104,79 @@ func (g grid) at(j int) float64 { return g.x0 + float64(j)*g.dt }
 // edgeSlices is one edge's values at one scale: per slice its level and
 // width (NaN where the slice has too few samples, or straddles a walk
 // step), its slices' mean x, and the noise of one slice's level and width
-// (0: the scale is not scanned on this edge).
+// (0: the scale is not scanned on this edge). A slice's level weighs the
+// forward direction's value (its median, or lowest, forward point less
+// the drift line) and the reverse's (the median, or highest, reverse
+// point) by their own noise, each measured as the level's is: a step moves
+// both alike, so the quieter says more of it; where one direction queues
+// and the other does not (asym-queueing, real2-onoff), the level is the
+// quiet one's. The width is their difference, which a step leaves alone.
 type edgeSlices struct {
 	x, level, width []float64
+	fwd, rev        []float64
 	sl, sw          float64
 }
 
-// slicesOf computes e's values on g for the scale sc.
+// slicesOf computes e's values on g for the scale sc (fwd and rev; level
+// and width are noise's to set).
 func slicesOf(e scanEdgeIn, g grid, sc scanScale) edgeSlices {
-	v := edgeSlices{x: make([]float64, g.k), level: make([]float64, g.k), width: make([]float64, g.k)}
+	v := edgeSlices{x: make([]float64, g.k), fwd: make([]float64, g.k), rev: make([]float64, g.k)}
 	for j := range g.k {
-		v.level[j], v.width[j] = math.NaN(), math.NaN()
+		v.fwd[j], v.rev[j] = math.NaN(), math.NaN()
 	}
-	var z, r []float64
-	var runOf []int // the run each slice's samples came from (−1: none yet, −2: several)
-	runOf = make([]int, g.k)
+	var fs, rs []float64
+	runOf := make([]int, g.k) // the run each slice's samples came from (−1: none yet, −2: several)
 	for j := range runOf {
 		runOf[j] = -1
 	}
-	flush := func(j, n int, sx, fmin, rmax float64) {
+	flush := func(j, n int, sx float64) {
 		if j < 0 || j >= g.k || n < sc.block/2 || runOf[j] == -2 {
 			return
 		}
 		v.x[j] = sx / float64(n)
 		if sc.channel == chanMedian {
-			v.level[j], v.width[j] = stats.Median(z), stats.Median(r)
+			v.fwd[j], v.rev[j] = medianOf16(fs), medianOf16(rs)
 		} else {
-			v.level[j], v.width[j] = (fmin+rmax)/2, fmin-rmax
+			v.fwd[j], v.rev[j] = slices.Min(fs), slices.Max(rs)
 		}
 	}
 	for ri, run := range e.s2runs() {
 		cur, n := -1, 0
 		var sx float64
-		fmin, rmax := math.Inf(1), math.Inf(-1)
-		z, r = z[:0], r[:0]
+		fs, rs = fs[:0], rs[:0]
 		for i := run[0]; i < run[1]; i++ {
 			p := &e.s[i]
 			mx := p.midX()
 			j := g.sliceOf(mx)
 			if j != cur {
-				flush(cur, n, sx, fmin, rmax)
+				flush(cur, n, sx)
 				cur, n, sx = j, 0, 0
-				fmin, rmax = math.Inf(1), math.Inf(-1)
-				z, r = z[:0], r[:0]
+				fs, rs = fs[:0], rs[:0]
 				if j >= 0 && j < g.k {
 					if runOf[j] == -1 {
 						runOf[j] = ri
 					} else if runOf[j] != ri {
 						runOf[j] = -2 // the slice straddles a walk step
-						v.level[j], v.width[j] = math.NaN(), math.NaN()
+						v.fwd[j], v.rev[j] = math.NaN(), math.NaN()
 					}
 				}
 			}
 			n++
 			sx += mx
-			if sc.channel == chanMedian {
-				z = append(z, p.midY()-e.drift*mx)
-				r = append(r, float64(p.rtt()))
-			} else {
-				fmin = min(fmin, float64(p.fy)-e.drift*float64(p.fx))
-				rmax = max(rmax, float64(p.ry)-e.drift*float64(p.rx))
-			}
+			fs = append(fs, float64(p.fy)-e.drift*float64(p.fx))
+			rs = append(rs, float64(p.ry)-e.drift*float64(p.rx))
 		}
-		flush(cur, n, sx, fmin, rmax)
+		flush(cur, n, sx)
 	}
 	return v
+}
+
+// medianOf16 is the median of v, by median16 when it is short enough.
+func medianOf16(v []float64) float64 {
+	if len(v) <= stepWindow {
+		return median16(v)
+	}
+	return stats.Median(v)
 }
 
 // s2runs is e's runs, or the whole of its samples.
@@ -179,41 +187,84 @@ func (e scanEdgeIn) s2runs() [][2]int {
 	return e.runs
 }
 
-// noise sets v's noise from the differences of successive present
-// slices; false when there are too few of them.
+// noise leaves out the slices a burst of queueing lifted (calm), then
+// measures each direction's noise from the differences of successive
+// slices that are left and sets the levels, widths and their noise; false
+// when there are too few slices.
 func (v *edgeSlices) noise() bool {
-	var ls, ws [][]float64
-	var l, w []float64
+	v.calm()
+	var fr, rr [][]float64
+	var f, r []float64
 	n := 0
-	for j := range v.level {
-		if math.IsNaN(v.level[j]) {
-			if len(l) > 0 {
-				ls, ws = append(ls, l), append(ws, w)
-				l, w = nil, nil
+	for j := range v.fwd {
+		if math.IsNaN(v.fwd[j]) {
+			if len(f) > 0 {
+				fr, rr = append(fr, f), append(rr, r)
+				f, r = nil, nil
 			}
 			continue
 		}
-		l, w = append(l, v.level[j]), append(w, v.width[j])
+		f, r = append(f, v.fwd[j]), append(r, v.rev[j])
 		n++
 	}
-	ls, ws = append(ls, l), append(ws, w)
+	fr, rr = append(fr, f), append(rr, r)
 	if n < scanNoiseBlocks {
 		return false
 	}
-	v.sl = max(scanNoiseFloor, diffNoise(ls...))
-	v.sw = max(scanNoiseFloor, diffNoise(ws...))
+	sf := max(scanNoiseFloor, diffNoise(fr...))
+	sr := max(scanNoiseFloor, diffNoise(rr...))
+	wf, wr := 1/(sf*sf), 1/(sr*sr)
+	v.level, v.width = make([]float64, len(v.fwd)), make([]float64, len(v.fwd))
+	for j := range v.fwd {
+		v.level[j] = (wf*v.fwd[j] + wr*v.rev[j]) / (wf + wr)
+		v.width[j] = v.fwd[j] - v.rev[j]
+	}
+	v.sl, v.sw = 1/math.Sqrt(wf+wr), math.Hypot(sf, sr)
 	return true
 }
 
+// calm leaves out (NaN) the slices whose width lies more than six
+// standard deviations from the median, the deviation taken from the
+// quantiles of the widths below the 75th, which queueing leaves alone:
+// the larger of (median − 10th)/1.28 and (75th − median)/0.67, a
+// normal's (both, because a floor most slices reach exactly makes one of
+// them 0). Queueing lifts a slice's width, a step never does. A burst of
+// queueing, or the on periods of on/off cross traffic, lift one
+// direction's values by milliseconds, which would swamp its noise and
+// outweigh everything else in a least-squares scan; and the other
+// direction's floor can move with them (on a slow link a reply that does
+// not queue behind its pair's first arrives earlier), which the width,
+// measured on the calm slices, then tells from a step.
+func (v *edgeSlices) calm() {
+	var ws []float64
+	for j := range v.fwd {
+		if !math.IsNaN(v.fwd[j]) {
+			ws = append(ws, v.fwd[j]-v.rev[j])
+		}
+	}
+	if len(ws) < 4 {
+		return
+	}
+	slices.Sort(ws)
+	q := func(p float64) float64 { return ws[int(p*float64(len(ws)-1)+0.5)] }
+	m := q(0.5)
+	lim := 6 * max((m-q(0.1))/1.2816, (q(0.75)-m)/0.6745, scanNoiseFloor)
+	for j := range v.fwd {
+		if !math.IsNaN(v.fwd[j]) && math.Abs(v.fwd[j]-v.rev[j]-m) > lim {
+			v.fwd[j], v.rev[j] = math.NaN(), math.NaN()
+		}
+	}
+}
+
 // diffNoise is the noise of one value of the runs v from the successive
-// differences d = v[i+1] − v[i] within each run: the width of their
-// central 90 % (between the 5 % and 95 % quantiles) over 2·1.645, a
-// normal's, over √2. Not the MAD: the scan's statistic sums many slices
-// and so has their variance, which a heavy-tailed slice value (the lowest
-// of a slice's delays where only some slices reach the floor) has far
-// larger than its MAD says; and not the RMS, which a burst of queueing in
-// a few slices, or a step, swells for the whole window. 0 with fewer than
-// two differences.
+// differences d = v[i+1] − v[i] within each run: their RMS about their
+// median, over √2, leaving out the largest 2 % (at least one), which a
+// step or a burst of queueing makes, and scaled back by what that takes
+// off a normal's (0.934). Not a quantile or the MAD: the scan's statistic
+// sums many slices and so has their variance, which a slice value that is
+// most often at its floor and sometimes far above it (the lowest of a
+// slice's delays where only some slices reach the floor) has far larger
+// than a central quantile says. 0 with fewer than two differences.
 func diffNoise(v ...[]float64) float64 {
 	var d []float64
 	for _, r := range v {
@@ -224,10 +275,17 @@ func diffNoise(v ...[]float64) float64 {
 	if len(d) < 2 {
 		return 0
 	}
-	n := float64(len(d) - 1)
-	lo := stats.Select(d, int(0.05*n+0.5))
-	hi := stats.Select(d, int(0.95*n+0.5))
-	return (hi - lo) / (2 * 1.6449) / math.Sqrt2
+	m := stats.Median(slices.Clone(d))
+	for i := range d {
+		d[i] = math.Abs(d[i] - m)
+	}
+	slices.Sort(d)
+	keep := len(d) - max(1, len(d)/50)
+	var ss float64
+	for _, e := range d[:keep] {
+		ss += e * e
+	}
+	return math.Sqrt(ss/float64(keep)) / 0.934 / math.Sqrt2
 }
 
 // scanPlan is the scan of a set of edges: per scale its grid and each
@@ -323,7 +381,7 @@ func (p *scanPlan) scanTime(from, to, floor float64, limit int) []timeCut {
 
 // scanJoint finds the most significant step common to the edges between
 // slices j−1 and j of [lo, hi): each edge's levels there (its calm slices,
-// see calm) fitted by its own quadratic, with one step for all, weighted
+// see edgeSlices.calm) fitted by its own quadratic, with one step for all, weighted
 // by their noise. It returns j, the step's size s and t = s over its
 // standard error; ok is false when no |t| exceeds scanSigmas with the
 // widths moving by less than half the level and three of their standard
@@ -340,7 +398,7 @@ func scanJoint(edges []*edgeSlices, lo, hi int, floor float64) (j int, s, t floa
 		if e == nil {
 			continue
 		}
-		idx := calm(e, lo, hi)
+		idx := present(e, lo, hi)
 		if len(idx) < scanMinBlocks {
 			continue
 		}
@@ -401,25 +459,11 @@ func scanJoint(edges []*edgeSlices, lo, hi int, floor float64) (j int, s, t floa
 	return j, s, t, ok
 }
 
-// calm returns the slices of e in [lo, hi) that have values and whose
-// width lies within six noise widths of their median: a burst of
-// queueing lifts a slice's width, a step never does, and a slice the
-// burst lifted by milliseconds would outweigh everything else in a
-// least-squares scan.
-func calm(e *edgeSlices, lo, hi int) []int {
-	var ws []float64
-	for j := lo; j < hi; j++ {
-		if !math.IsNaN(e.level[j]) {
-			ws = append(ws, e.width[j])
-		}
-	}
-	if len(ws) == 0 {
-		return nil
-	}
-	m := stats.Median(ws)
+// present returns the slices of e in [lo, hi) that have values.
+func present(e *edgeSlices, lo, hi int) []int {
 	var idx []int
 	for j := lo; j < hi; j++ {
-		if !math.IsNaN(e.level[j]) && math.Abs(e.width[j]-m) <= 6*math.Sqrt2*e.sw {
+		if !math.IsNaN(e.fwd[j]) {
 			idx = append(idx, j)
 		}
 	}

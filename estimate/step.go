@@ -64,11 +64,11 @@ func walkNoise(s []sample, drift float64) float64 {
 	med := make([]float64, n)
 	var buf [stepWindow]float64
 	for b := range n {
-		v := buf[:0]
-		for i := b * stepWindow; i < (b+1)*stepWindow; i++ {
-			v = append(v, s[i].midY()-drift*s[i].midX())
+		for i := range stepWindow {
+			p := &s[b*stepWindow+i]
+			buf[i] = p.midY() - drift*p.midX()
 		}
-		med[b] = stats.Median(v)
+		med[b] = median16(buf[:])
 	}
 	return math.Sqrt2 * max(scanNoiseFloor, diffNoise(med))
 }
@@ -94,6 +94,7 @@ func detectSteps(s []sample, drift, th float64) []cut {
 		zs[i] = z(i)
 	}
 	thEnd := max(th, walkSigmas*diffNoise(zs))
+	med := newRunMedians(zs, s)
 	rtt := func(i int) float64 { return float64(s[i].rtt()) }
 	var found []int                // where each step was found
 	last := 0                      // sample index of the last step
@@ -110,10 +111,17 @@ func detectSteps(s []sample, drift, th float64) []cut {
 		if jump <= th {
 			continue
 		}
+		// A step persists: the three probes from i on must differ from
+		// the three before by half the threshold, which one probe far
+		// off its neighbours (common under heavy-tailed jitter) does not
+		// do; only then are the runs' medians worth their cost.
+		if i >= last+3 && i+3 <= n && math.Abs(median3(zs[i], zs[i+1], zs[i+2])-median3(zs[i-3], zs[i-2], zs[i-1])) <= th/2 {
+			continue
+		}
 		lo, hi := max(last, i-stepWindow), min(n, i+stepWindow)
-		preZ := medianOf(z, lo, i)
-		dz := medianOf(z, i, hi) - preZ
-		drtt := medianOf(rtt, i, hi) - medianOf(rtt, lo, i)
+		preZ, postZ0 := med.z(lo, i), med.z(i, hi)
+		dz := postZ0 - preZ
+		drtt := med.rtt(i, hi) - med.rtt(lo, i)
 		postZ := preZ + dz
 		if math.Abs(dz) > th && math.Abs(drtt) < math.Abs(dz)/2 && (n-i >= stepMinAfter || allBeyond(z, i, n, preZ, dz, thEnd)) &&
 			(i-last >= stepMinAfter || allBeyond(z, last, i, postZ, -dz, thEnd)) {
@@ -176,6 +184,58 @@ func allBeyond(f func(int) float64, lo, hi int, ref, dz, th float64) bool {
 	}
 	return true
 }
+
+// runMedians are the medians of the runs of stepWindow midpoints and
+// round-trip delays starting at each probe, zw[i] and rw[i] those of
+// [i, i+stepWindow), each computed when first asked for.
+type runMedians struct {
+	zs, rs []float64
+	zw, rw []float64 // NaN: not yet computed
+}
+
+func newRunMedians(zs []float64, s []sample) runMedians {
+	m := runMedians{zs: zs, rs: make([]float64, len(s)), zw: make([]float64, len(s)), rw: make([]float64, len(s))}
+	for i := range s {
+		m.rs[i] = float64(s[i].rtt())
+		m.zw[i], m.rw[i] = math.NaN(), math.NaN()
+	}
+	return m
+}
+
+// z is the median of the midpoints [lo, hi), at most stepWindow of them.
+func (m runMedians) z(lo, hi int) float64 { return m.of(m.zs, m.zw, lo, hi) }
+
+// rtt is the median of the round-trip delays [lo, hi).
+func (m runMedians) rtt(lo, hi int) float64 { return m.of(m.rs, m.rw, lo, hi) }
+
+func (m runMedians) of(v, w []float64, lo, hi int) float64 {
+	if hi-lo != stepWindow {
+		return median16(v[lo:hi])
+	}
+	if math.IsNaN(w[lo]) {
+		w[lo] = median16(v[lo:hi])
+	}
+	return w[lo]
+}
+
+// median16 is the median of at most stepWindow values, by insertion sort
+// on the stack.
+func median16(v []float64) float64 {
+	var buf [stepWindow]float64
+	n := copy(buf[:], v)
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && buf[j] < buf[j-1]; j-- {
+			buf[j], buf[j-1] = buf[j-1], buf[j]
+		}
+	}
+	if n%2 == 1 {
+		return buf[n/2]
+	}
+	return (buf[n/2-1] + buf[n/2]) / 2
+}
+
+// median3 is the median of three values.
+func median3(a, b, c float64) float64 { return max(min(a, b), min(max(a, b), c)) }
 
 // medianOf returns the median of f(i) for i in [lo, hi), at most
 // stepWindow values.

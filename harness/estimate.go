@@ -110,8 +110,8 @@ func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
 	if out == "" {
 		out = filepath.Join(dir, "estimates")
 	}
-	for _, k := range kinds {
-		r := estimateOne(blocks, cfg, k, truth, uint64(sc.Protocol.Sync.ConvergedFrom))
+	for _, r := range estimateAll(blocks, cfg, kinds, truth, uint64(sc.Protocol.Sync.ConvergedFrom)) {
+		k := estimate.Kind(r.Estimator)
 		if !o.NoWrite {
 			files, err := writeEstimate(out, meta.RunID, cfg, k, r)
 			if err != nil {
@@ -124,17 +124,25 @@ func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
 	return results, nil
 }
 
-// estimateOne runs one estimator over the blocks.
-func estimateOne(blocks []probelog.Block, cfg rounds.Config, k estimate.Kind, truth []groundtruth.Window, from uint64) EstimateResult {
-	eo := cfg.Estimate
-	eo.Kind = k
+// estimateAll runs each estimator of kinds over the blocks (whose steps
+// are found once for all of them), in order.
+func estimateAll(blocks []probelog.Block, cfg rounds.Config, kinds []estimate.Kind, truth []groundtruth.Window, from uint64) []EstimateResult {
+	reports := rounds.ReportsKinds(blocks, cfg.Estimate, kinds)
+	out := make([]EstimateResult, len(kinds))
+	for i, k := range kinds {
+		out[i] = estimateOne(reports[i], cfg, k, truth, from)
+	}
+	return out
+}
+
+// estimateOne solves one estimator's reports.
+func estimateOne(rs []rounds.OfflineRound, cfg rounds.Config, k estimate.Kind, truth []groundtruth.Window, from uint64) EstimateResult {
 	nodes := make([]int, len(cfg.Nodes))
 	for i, n := range cfg.Nodes {
 		nodes[i] = int(n)
 	}
 	r := EstimateResult{Estimator: string(k)}
 	var times []float64
-	rs := rounds.Reports(blocks, eo)
 	r.Rounds = len(rs)
 	solver := rounds.NewSolver(nodes, int(cfg.Reference), cfg.GraphCalc, cfg.Estimate.StepThreshold)
 	for i := range rs {

@@ -28,6 +28,16 @@ const (
 	pointSigmaBound = 5
 )
 
+// minRMSRatio is the least RMS of the errors in units of their σ that
+// consistent rounds may have. It was 1/3 until σ allowed for a clock step
+// too small to find (issue 29: the undetected-step allowance of the node
+// and of the reference, a systematic part of σ that most windows never
+// need); on the small graphs of TestPropertySteps (2–5 nodes, few edges
+// to find a step on together) that allowance alone is about as large as
+// the fit's σ, and the ratio measured 0.24 (0.69 before),
+// TestPropertyCalibration 0.36 (0.72 before).
+const minRMSRatio = 0.2
+
 // drawLimit passes the draws after the first few, until one fails: from
 // then on rapid's shrinking must see every draw run.
 type drawLimit struct {
@@ -117,7 +127,8 @@ func pointsOf(dir string, from uint64) ([]groundtruth.PointError, map[uint64]boo
 // calibration gathers node-round errors over the draws of a property test
 // and judges them together: at least groundtruth.Target of them within
 // 3σ, and, where GraphCalc found the round consistent, σ no more than
-// about three times the typical error (their RMS ratio at least 1/3).
+// about five times the typical error (their RMS ratio at least
+// minRMSRatio).
 type calibration struct {
 	points, within int
 	consistentZ2   float64
@@ -156,8 +167,8 @@ func (c *calibration) check(t *testing.T) {
 	if within < groundtruth.Target {
 		t.Errorf("%.2f%% of %d node-round errors within 3σ; want ≥ %.0f%%", 100*within, c.points, 100*groundtruth.Target)
 	}
-	if c.consistent > 0 && rms < 1.0/3 {
-		t.Errorf("consistent rounds: RMS error %.2fσ; σ more than 3× the typical error", rms)
+	if c.consistent > 0 && rms < minRMSRatio {
+		t.Errorf("consistent rounds: RMS error %.2fσ; σ more than %.0f× the typical error", rms, 1/minRMSRatio)
 	}
 }
 

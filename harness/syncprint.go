@@ -60,6 +60,7 @@ func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
 		sy.ConvergedFrom, strings.Replace(FormatNS(groundtruth.ConvergedBound), ".00 ", " ", 1))
 	PrintCalibration(w, sy.Calibration)
 	PrintSelfCheck(w, sy.SelfCheck)
+	printSteps(w, sy.Steps)
 	printWarnings(w, c.Warnings)
 	printUnsolved(w, sy.Unsolved)
 }
@@ -181,6 +182,20 @@ func PrintSelfCheck(w io.Writer, s *selfcheck.Summary) {
 		parts[i] = fmt.Sprintf("%d %d/%d", n.Node, n.Within3Sigma, n.Predictions)
 	}
 	fmt.Fprintf(w, "    %s: %s\n", label, strings.Join(parts, ", "))
+}
+
+// printSteps writes the clock steps the run recorded, each with its node,
+// size and time (the node's clock before the step), each ± its
+// uncertainty.
+func printSteps(w io.Writer, steps []StepSeen) {
+	for _, s := range steps {
+		size := FormatNS(s.SizeNS)
+		if s.SizeNS > 0 {
+			size = "+" + size
+		}
+		fmt.Fprintf(w, "  clock step: node %d by %s (± %s) at %.6f s on its clock (± %s), round %d\n",
+			s.Node, size, FormatNS(s.SizeUncertaintyNS), float64(s.AtNS)/1e9, FormatNS(s.AtUncertaintyNS), s.Round)
+	}
 }
 
 // PrintCalibration writes whether the exported uncertainties contain the

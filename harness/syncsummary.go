@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
+	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/analysis/selfcheck"
 	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/estimate"
@@ -35,11 +36,24 @@ type SyncSummary struct {
 	// on the same recorded probe stream (as `chronosync estimate` does).
 	Estimators map[string]groundtruth.Accuracy `json:"estimators"`
 	Control    ControlSummary                  `json:"control"`
+	// Steps are the clock steps offsets.jsonl records, in round and node
+	// order (not the doubt a step too few nodes can attribute leaves on
+	// the reference, which the round's warning says).
+	Steps []StepSeen `json:"steps,omitempty"`
 	// Unsolved lists the rounds in which nodes of the probe graph got no
 	// clock model, each with why and the scheduled faults that explain
 	// it.
 	Unsolved []UnsolvedRound `json:"unsolved,omitempty"`
 	Probes   ProbeSummary    `json:"probes"`
+}
+
+// StepSeen is a clock step offsets.jsonl records: the node that stepped,
+// in which round, by how much and when (its clock's reading before the
+// step).
+type StepSeen struct {
+	Round uint64 `json:"round_id"`
+	Node  int    `json:"node_id"`
+	offsets.Step
 }
 
 // ControlSummary are the rounds' control-plane figures, in ns on the
@@ -97,6 +111,13 @@ func (p *syncProtocol) summarize(s *Summary) {
 	if len(p.windows) > 0 {
 		c := groundtruth.Calibrate(p.online, p.windows, int(p.cfg.Reference), out.ConvergedFrom)
 		out.Calibration = &c
+	}
+	for _, o := range p.online {
+		for _, st := range o.Steps {
+			if st.SizeNS != 0 {
+				out.Steps = append(out.Steps, StepSeen{Round: o.RoundID, Node: o.NodeID, Step: st})
+			}
+		}
 	}
 	if sc := selfcheck.Summarize(p.online, out.ConvergedFrom+1); sc.Predictions > 0 {
 		out.SelfCheck = &sc
@@ -166,10 +187,9 @@ func (p *syncProtocol) summarize(s *Summary) {
 			}
 		}
 	}
-	for _, k := range estimate.Kinds() {
-		r := estimateOne(blocks, p.cfg, k, p.windows, out.ConvergedFrom)
+	for _, r := range estimateAll(blocks, p.cfg, estimate.Kinds(), p.windows, out.ConvergedFrom) {
 		if r.Accuracy != nil { // nil without truth: a cluster node that closed no window
-			out.Estimators[string(k)] = *r.Accuracy
+			out.Estimators[r.Estimator] = *r.Accuracy
 		}
 		p.graphcalc = append(p.graphcalc, r)
 	}

@@ -38,8 +38,17 @@ func FitReport(node int, incarnation uint64, blocks []probelog.Block, o estimate
 // its ids into other nodes'), and a node id outside [0, math.MaxInt32]
 // becomes NodeId −1, whose report the master rejects. FitReport says why.
 func FitWindow(node int, incarnation uint64, blocks []probelog.Block, o estimate.Options) *syncpb.NodeWindowData {
+	return fitWindowsKinds(node, incarnation, blocks, o, []estimate.Kind{o.Kind})[0]
+}
+
+// fitWindowsKinds is FitWindow for each estimator of kinds.
+func fitWindowsKinds(node int, incarnation uint64, blocks []probelog.Block, o estimate.Options, kinds []estimate.Kind) []*syncpb.NodeWindowData {
 	if checkID("node", node) != nil {
-		return &syncpb.NodeWindowData{NodeId: -1, Incarnation: incarnation}
+		out := make([]*syncpb.NodeWindowData, len(kinds))
+		for i := range out {
+			out[i] = &syncpb.NodeWindowData{NodeId: -1, Incarnation: incarnation}
+		}
+		return out
 	}
 	ok := make([]probelog.Block, 0, len(blocks))
 	for i := range blocks {
@@ -47,33 +56,56 @@ func FitWindow(node int, incarnation uint64, blocks []probelog.Block, o estimate
 			ok = append(ok, blocks[i])
 		}
 	}
-	return fitWindow(node, incarnation, ok, o)
+	return fitWindowKinds(node, incarnation, ok, o, kinds)
 }
 
 // fitWindow fits blocks, which checkBlock accepted, into node's report.
-// The node's own clock steps are looked for on all its out-edges at once
-// (estimate.ScanSrcSteps), and every edge is cut at those it finds.
 func fitWindow(node int, incarnation uint64, blocks []probelog.Block, o estimate.Options) *syncpb.NodeWindowData {
-	d := &syncpb.NodeWindowData{NodeId: int32(node), Incarnation: incarnation}
+	return fitWindowKinds(node, incarnation, blocks, o, []estimate.Kind{o.Kind})[0]
+}
+
+// fitWindowKinds fits blocks, which checkBlock accepted, into node's
+// report with each estimator of kinds. The node's own clock steps are
+// looked for on all its out-edges at once (estimate.ScanSrcSteps), and
+// every edge is cut at those it finds; the steps are found once for every
+// estimator.
+func fitWindowKinds(node int, incarnation uint64, blocks []probelog.Block, o estimate.Options, kinds []estimate.Kind) []*syncpb.NodeWindowData {
+	out := make([]*syncpb.NodeWindowData, len(kinds))
+	for i := range out {
+		out[i] = &syncpb.NodeWindowData{NodeId: int32(node), Incarnation: incarnation}
+	}
 	if len(blocks) == 0 {
-		return d
+		return out
 	}
 	b0 := &blocks[0]
-	d.WindowId, d.RoundId = b0.WindowID, b0.RoundID
-	d.WindowStartNs, d.WindowEndNs = b0.WindowStart, b0.WindowEnd
-	windows := make([][]estimate.Probe, len(blocks))
+	windows := make([]*estimate.Window, len(blocks))
 	for i := range blocks {
-		windows[i] = blocks[i].Probes
+		b := &blocks[i]
+		eo := o
+		eo.Origin = FitOrigin(b.WindowStart, b.WindowEnd)
+		w, err := estimate.NewWindow(b.Probes, eo)
+		if err != nil {
+			// Options the configuration checked: nothing to fit with.
+			w, _ = estimate.NewWindow(nil, estimate.Options{})
+		}
+		windows[i] = w
 	}
-	so := o
-	so.Origin = FitOrigin(b0.WindowStart, b0.WindowEnd)
-	var miss float64
-	o.SrcSteps, miss = estimate.ScanSrcSteps(windows, so)
-	d.MissSigmaNs = miss
-	for i := range blocks {
-		d.Edges = append(d.Edges, FitEdge(&blocks[i], o))
+	src, miss := estimate.ScanSrcSteps(windows)
+	for _, w := range windows {
+		w.SetSrcSteps(src)
 	}
-	return d
+	for k, kind := range kinds {
+		d := out[k]
+		d.WindowId, d.RoundId = b0.WindowID, b0.RoundID
+		d.WindowStartNs, d.WindowEndNs = b0.WindowStart, b0.WindowEnd
+		d.MissSigmaNs = miss
+		eo := o
+		eo.Kind = kind
+		for i := range blocks {
+			d.Edges = append(d.Edges, fitEdge(&blocks[i], windows[i], eo))
+		}
+	}
+	return out
 }
 
 // checkID says why v, the field what of a report, does not fit the wire's
@@ -112,13 +144,23 @@ func FitOrigin(start, end int64) int64 { return start + (end-start)/2 }
 // FitEdge fits one edge's window, with Beta at FitOrigin. b's ids and
 // counts must fit the report's int32 fields, as FitReport checks.
 func FitEdge(b *probelog.Block, o estimate.Options) *syncpb.EdgeAlphaBeta {
-	o.Origin = FitOrigin(b.WindowStart, b.WindowEnd)
+	eo := o
+	eo.Origin = FitOrigin(b.WindowStart, b.WindowEnd)
+	w, err := estimate.NewWindow(b.Probes, eo)
+	if err != nil {
+		w, _ = estimate.NewWindow(nil, estimate.Options{})
+	}
+	return fitEdge(b, w, o)
+}
+
+// fitEdge fits b, prepared as w, with o's estimator.
+func fitEdge(b *probelog.Block, w *estimate.Window, o estimate.Options) *syncpb.EdgeAlphaBeta {
 	e := &syncpb.EdgeAlphaBeta{
 		SrcNodeId: int32(b.Src), DstNodeId: int32(b.Dst),
 		LostCount: int32(b.Lost), SentPairs: int32(b.SentPairs),
 		Estimator: string(o.Kind),
 	}
-	f, err := estimate.Estimate(b.Probes, o)
+	f, err := w.Fit(o.Kind)
 	e.PairsCount, e.PurePairs = int32(f.Pairs), int32(f.Pure)
 	if err != nil {
 		// Report how many complete pairs there were: why it is insufficient.

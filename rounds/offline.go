@@ -45,6 +45,13 @@ func (r *OfflineRound) Solve(s *Solver) {
 // several windows in one round (it restarted), the last one counts. Rounds
 // come out in ascending order.
 func Reports(blocks []probelog.Block, eo estimate.Options) []OfflineRound {
+	return ReportsKinds(blocks, eo, []estimate.Kind{eo.Kind})[0]
+}
+
+// ReportsKinds is Reports for each estimator of kinds (eo.Kind is not
+// used), the i-th result kinds[i]'s: the probes of each window are
+// prepared, and their steps found, once for all of them.
+func ReportsKinds(blocks []probelog.Block, eo estimate.Options, kinds []estimate.Kind) [][]OfflineRound {
 	type key struct {
 		round  uint64
 		src    int
@@ -71,15 +78,20 @@ func Reports(blocks []probelog.Block, eo estimate.Options) []OfflineRound {
 	slices.SortFunc(keys, func(a, b key) int {
 		return cmp.Or(cmp.Compare(a.round, b.round), cmp.Compare(a.src, b.src))
 	})
-	var out []OfflineRound
+	out := make([][]OfflineRound, len(kinds))
 	for i := 0; i < len(keys); {
 		j := i
-		r := OfflineRound{Round: keys[i].round}
-		for ; j < len(keys) && keys[j].round == r.Round; j++ {
+		rs := make([]OfflineRound, len(kinds))
+		for ; j < len(keys) && keys[j].round == keys[i].round; j++ {
 			k := keys[j]
-			r.Reports = append(r.Reports, FitWindow(k.src, 0, groups[k], eo))
+			for n, d := range fitWindowsKinds(k.src, 0, groups[k], eo, kinds) {
+				rs[n].Round = k.round
+				rs[n].Reports = append(rs[n].Reports, d)
+			}
 		}
-		out = append(out, r)
+		for n := range kinds {
+			out[n] = append(out[n], rs[n])
+		}
 		i = j
 	}
 	return out

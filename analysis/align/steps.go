@@ -65,10 +65,11 @@ type tracerStep struct {
 
 // unrecordedStep is the smallest jump of the host clock against the
 // tracer clock between two successive pairs that is taken for a step the
-// records do not carry, ns: half the smallest step the estimator looks
-// for by default (estimate.DefaultStepThreshold), far above a pair's
-// noise (ns to µs) and above what a rate differing from the pairs'
-// median by 100 ppm moves S over a 4 s sampling period.
+// records do not carry, ns: far above a pair's noise (ns to µs) and above
+// what a rate differing from the pairs' median by 100 ppm moves S over a
+// 4 s sampling period. The records carry far smaller steps (the sync
+// protocol finds them down to its links' noise); this catches a large one
+// they missed.
 const unrecordedStep = 500_000
 
 // NewSnapshotsStepped is NewSnapshots for a host clock that stepped:

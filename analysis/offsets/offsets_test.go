@@ -41,6 +41,10 @@ func randomOffsets(rng *rand.Rand, rounds, nodes int) [][]any {
 				o.Steps = append(o.Steps, Step{AtNS: at, AtUncertaintyNS: rng.ExpFloat64() * 1e4,
 					SizeNS: rng.NormFloat64() * 1e6, SizeUncertaintyNS: rng.ExpFloat64() * 50})
 			}
+			if r > 0 && rng.IntN(4) > 0 {
+				n := rng.IntN(20)
+				o.SelfCheck = &SelfCheck{Predictions: n, Within3Sigma: rng.IntN(n + 1), MaxSigma: rng.ExpFloat64() * 3}
+			}
 			round = append(round, o)
 		}
 		out = append(out, round)
