@@ -256,36 +256,46 @@ func (v *edgeSlices) calm() {
 	}
 }
 
-// diffNoise is the noise of one value of the runs v from the successive
-// differences d = v[i+1] − v[i] within each run: their RMS about their
-// median, over √2, leaving out the largest 2 % (at least one), which a
-// step or a burst of queueing makes, and scaled back by what that takes
-// off a normal's (0.934). Not a quantile or the MAD: the scan's statistic
-// sums many slices and so has their variance, which a slice value that is
-// most often at its floor and sometimes far above it (the lowest of a
-// slice's delays where only some slices reach the floor) has far larger
-// than a central quantile says. 0 with fewer than two differences.
+// diffNoise is the noise of one value of the runs v from the differences
+// d = v[i+k] − v[i] within each run, for lags k of 1 and 8: at each lag
+// their RMS about their median, over √2, leaving out the largest 2 % (at
+// least one), which a step or a burst of queueing makes, and scaled back
+// by what that takes off a normal's (0.934); the larger of the two. The
+// longer lag sees noise that persists from one value to the next (a floor
+// that switches between levels as cross traffic comes and goes, on a slow
+// link), which the differences of neighbours understate, and the scan's
+// statistic, a sum over many values, has in full. Not a quantile or the
+// MAD: a slice value that is most often at its floor and sometimes far
+// above it has far more variance than a central quantile says. 0 with
+// fewer than two differences at lag 1.
 func diffNoise(v ...[]float64) float64 {
-	var d []float64
-	for _, r := range v {
-		for i := 1; i < len(r); i++ {
-			d = append(d, r[i]-r[i-1])
+	best := 0.0
+	for _, k := range [...]int{1, 8} {
+		var d []float64
+		for _, r := range v {
+			for i := k; i < len(r); i++ {
+				d = append(d, r[i]-r[i-k])
+			}
 		}
+		if len(d) < 2 {
+			if k == 1 {
+				return 0
+			}
+			break
+		}
+		m := stats.Median(slices.Clone(d))
+		for i := range d {
+			d[i] = math.Abs(d[i] - m)
+		}
+		slices.Sort(d)
+		keep := len(d) - max(1, len(d)/50)
+		var ss float64
+		for _, e := range d[:keep] {
+			ss += e * e
+		}
+		best = max(best, math.Sqrt(ss/float64(keep))/0.934/math.Sqrt2)
 	}
-	if len(d) < 2 {
-		return 0
-	}
-	m := stats.Median(slices.Clone(d))
-	for i := range d {
-		d[i] = math.Abs(d[i] - m)
-	}
-	slices.Sort(d)
-	keep := len(d) - max(1, len(d)/50)
-	var ss float64
-	for _, e := range d[:keep] {
-		ss += e * e
-	}
-	return math.Sqrt(ss/float64(keep)) / 0.934 / math.Sqrt2
+	return best
 }
 
 // scanPlan is the scan of a set of edges: per scale its grid and each

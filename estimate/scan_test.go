@@ -229,7 +229,7 @@ func TestMedian16(t *testing.T) {
 	}
 }
 
-// ExampleScanSrcSteps: a node's clock steps back 300 ns, too little for
+// ExampleScanSrcSteps: a node's clock steps back 400 ns, too little for
 // any one of its six out-edges to tell from their 30 µs jitter, but all
 // six together find it, and every edge is cut there.
 func ExampleScanSrcSteps() {
@@ -237,7 +237,7 @@ func ExampleScanSrcSteps() {
 	for e := range uint64(6) {
 		c := normalCfg(2500, 50+e)
 		c.srcStart = 1e12
-		c.stepAt, c.stepSrc = 1.1e9, -300
+		c.stepAt, c.stepSrc = 1.1e9, -400
 		w, _ := NewWindow(generate(c), Options{Origin: 1e12 + 1e9})
 		ws = append(ws, w)
 	}
@@ -251,6 +251,6 @@ func ExampleScanSrcSteps() {
 		len(alone.Steps), len(cuts), float64(cuts[0].From-1e12)/1e9, float64(cuts[0].To-1e12)/1e9, len(cut.Steps))
 	fmt.Printf("a step of src too small to find leaves about %.0f ns\n", miss)
 	// Output:
-	// one edge alone: 0 steps; six together: 1 step, between 1.05 s and 1.26 s; an edge cut there: 1 step
-	// a step of src too small to find leaves about 43 ns
+	// one edge alone: 0 steps; six together: 1 step, between 1.10 s and 1.16 s; an edge cut there: 1 step
+	// a step of src too small to find leaves about 53 ns
 }
