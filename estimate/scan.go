@@ -190,9 +190,12 @@ func (e scanEdgeIn) s2runs() [][2]int {
 // noise leaves out the slices a burst of queueing lifted (calm), then
 // measures each direction's noise from the differences of successive
 // slices that are left and sets the levels, widths and their noise; false
-// when there are too few slices.
+// when there are too few slices, too few are calm, or their values are
+// far from normal (tailRatio).
 func (v *edgeSlices) noise() bool {
-	v.calm()
+	if !v.calm() {
+		return false
+	}
 	var fr, rr [][]float64
 	var f, r []float64
 	n := 0
@@ -213,6 +216,9 @@ func (v *edgeSlices) noise() bool {
 	}
 	sf := max(scanNoiseFloor, diffNoise(fr...))
 	sr := max(scanNoiseFloor, diffNoise(rr...))
+	if sf > tailRatio*max(scanNoiseFloor, madNoise(fr...)) || sr > tailRatio*max(scanNoiseFloor, madNoise(rr...)) {
+		return false // far from normal: see tailRatio
+	}
 	wf, wr := 1/(sf*sf), 1/(sr*sr)
 	v.level, v.width = make([]float64, len(v.fwd)), make([]float64, len(v.fwd))
 	for j := range v.fwd {
@@ -223,19 +229,46 @@ func (v *edgeSlices) noise() bool {
 	return true
 }
 
+// tailRatio bounds how much larger a scale's noise may be than its
+// values' MAD says (both from the differences of neighbours) for the
+// scale to be scanned: the scan's threshold holds for values about
+// normal (ratio 1; 1.4 for the lowest of exponential delays), not for
+// values most often at one level and now and then far from it (a floor
+// that only some slices reach, where the ratio runs to 3 and more), whose
+// rare excursions a least-squares step takes for steps.
+const tailRatio = 2.5
+
+// madNoise is the noise of one value of the runs v from the MAD of the
+// differences of neighbours: 1.4826 MAD over √2.
+func madNoise(v ...[]float64) float64 {
+	var d []float64
+	for _, r := range v {
+		for i := 1; i < len(r); i++ {
+			d = append(d, r[i]-r[i-1])
+		}
+	}
+	if len(d) == 0 {
+		return 0
+	}
+	m := stats.Median(slices.Clone(d))
+	for i := range d {
+		d[i] = math.Abs(d[i] - m)
+	}
+	return 1.4826 * stats.Median(d) / math.Sqrt2
+}
+
 // calm leaves out (NaN) the slices whose width lies more than six
 // standard deviations from the median, the deviation taken from the
-// quantiles of the widths below the 75th, which queueing leaves alone:
-// the larger of (median − 10th)/1.28 and (75th − median)/0.67, a
-// normal's (both, because a floor most slices reach exactly makes one of
-// them 0). Queueing lifts a slice's width, a step never does. A burst of
+// widths below the median, which queueing leaves alone: (median −
+// 10th)/1.28, a normal's. Queueing lifts a slice's width, a step never
+// does. A burst of
 // queueing, or the on periods of on/off cross traffic, lift one
 // direction's values by milliseconds, which would swamp its noise and
 // outweigh everything else in a least-squares scan; and the other
 // direction's floor can move with them (on a slow link a reply that does
 // not queue behind its pair's first arrives earlier), which the width,
 // measured on the calm slices, then tells from a step.
-func (v *edgeSlices) calm() {
+func (v *edgeSlices) calm() bool {
 	var ws []float64
 	for j := range v.fwd {
 		if !math.IsNaN(v.fwd[j]) {
@@ -243,18 +276,32 @@ func (v *edgeSlices) calm() {
 		}
 	}
 	if len(ws) < 4 {
-		return
+		return true
 	}
 	slices.Sort(ws)
 	q := func(p float64) float64 { return ws[int(p*float64(len(ws)-1)+0.5)] }
 	m := q(0.5)
-	lim := 6 * max((m-q(0.1))/1.2816, (q(0.75)-m)/0.6745, scanNoiseFloor)
+	lim := 6 * max((m-q(0.1))/1.2816, scanNoiseFloor)
+	left := 0
 	for j := range v.fwd {
-		if !math.IsNaN(v.fwd[j]) && math.Abs(v.fwd[j]-v.rev[j]-m) > lim {
+		if math.IsNaN(v.fwd[j]) {
+			continue
+		}
+		if math.Abs(v.fwd[j]-v.rev[j]-m) > lim {
 			v.fwd[j], v.rev[j] = math.NaN(), math.NaN()
+		} else {
+			left++
 		}
 	}
+	return float64(left) >= calmShare*float64(len(ws))
 }
+
+// calmShare is the least share of its slices a scale must keep calm to be
+// scanned: where fewer are, the widths' lower half does not describe the
+// slices (a floor that only some slices reach exactly makes it narrow,
+// and the slices above it, which are no queueing, too many to leave out),
+// and the scale's values are too erratic for the scan's threshold.
+const calmShare = 0.75
 
 // diffNoise is the noise of one value of the runs v from the differences
 // d = v[i+k] − v[i] within each run, for lags k of 1 and 8: at each lag

@@ -252,5 +252,5 @@ func ExampleScanSrcSteps() {
 	fmt.Printf("a step of src too small to find leaves about %.0f ns\n", miss)
 	// Output:
 	// one edge alone: 0 steps; six together: 1 step, between 1.10 s and 1.16 s; an edge cut there: 1 step
-	// a step of src too small to find leaves about 53 ns
+	// a step of src too small to find leaves about 55 ns
 }

@@ -5,6 +5,11 @@ import (
 	"math"
 )
 
+// maxWindowRateChange is how far two runs of one window may differ in rate
+// (dimensionless) beyond their uncertainties: a clock's frequency wanders
+// by far less than 1 ppm within a window.
+const maxWindowRateChange = 1e-6
+
 // Window is one edge's probes over one window, prepared for fitting: its
 // complete pairs and their samples, and the clock steps in them. Step
 // detection does not depend on the estimator, so a Window fitted with
@@ -97,13 +102,18 @@ func (w *Window) Fit(k Kind) (Fit, error) {
 		}
 	}
 	if anchor >= 0 {
-		// A run with too few pairs, or whose own line is less precise
-		// than one carried over from the longest, is fitted from it.
+		// A run with too few pairs, whose own line is less precise than
+		// one carried over from the longest, or whose rate is not the
+		// longest's (a step moves the offset, not the rate: a run of a
+		// few pairs that says otherwise fitted its noise), is fitted from
+		// the longest.
+		a := fits[anchor]
 		for k, sg := range segs {
 			if k == anchor || sg[1] == sg[0] {
 				continue
 			}
-			if alt := offsetOnly(all, sg[0], sg[1], fits[anchor], segs[anchor][0], segs[anchor][1]); errs[k] != nil || alt.Sigma < fits[k].Sigma {
+			alt := offsetOnly(all, sg[0], sg[1], a, segs[anchor][0], segs[anchor][1])
+			if errs[k] != nil || alt.Sigma < fits[k].Sigma || math.Abs(fits[k].Alpha-a.Alpha) > 5*math.Hypot(fits[k].AlphaSigma, a.AlphaSigma)+maxWindowRateChange {
 				fits[k], errs[k] = alt, nil
 			}
 		}
