@@ -59,9 +59,11 @@ unit:
 		$(GO) test -count=1 -tags mpi -run 'TestPhasegap' ./cmd/chronosync/; fi
 	$(GO) test -count=1 -p 1 $(REALTIME_PKGS)
 
-## accept: the whole-scenario acceptance runs and property tests, which are
-## built only without -race (files tagged !race)
+## accept: the whole-scenario acceptance runs and property tests, and the
+## step scan's statistical tests, which are built only without -race (files
+## tagged !race)
 accept:
+	$(GO) test -count=1 -run 'TestScan|TestMissSigma' ./estimate/
 	$(GO) test -count=1 -run 'TestAccept|TestProperty|TestAsymmetry' -v ./harness/ 2>&1 | grep -E '^(---|ok|FAIL|PASS)|accept_|property_'; exit $${PIPESTATUS[0]}
 
 # Every benchmark runs once so that none rots, in -short mode (benchmarks
@@ -149,6 +151,13 @@ proto-check: protoc-gen-go
 		echo "proto-check: $$gen is up to date with $$src"; \
 	done; \
 	exit $$stale
+
+## step-sensitivity: the sweep of the smallest clock step the sync protocol
+## finds and the largest it misses, by the links' jitter (minutes; its
+## table is in docs/sync-protocol.md)
+.PHONY: step-sensitivity
+step-sensitivity:
+	CHRONOSYNC_SWEEP=1 $(GO) test -count=1 -run '^TestStepSensitivity$$' -v ./harness/ 2>&1 | grep -E '^\s+step_sensitivity|^(---|ok|FAIL)'
 
 ## figures: rerun the acceptance runs (TestAccept) and rewrite docs/figures.md,
 ## and the copies of its tables in README.md and docs/, from what they measure;

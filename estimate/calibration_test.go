@@ -60,7 +60,7 @@ func TestCalibration(t *testing.T) {
 				// (rounds.FitOrigin).
 				mid := (probes[0].T1 + probes[len(probes)-1].T4) / 2
 				for i, k := range Kinds() {
-					f, err := Estimate(probes, Options{Kind: k, Origin: mid})
+					f, err := Estimate(probes, Options{Kind: k, Origin: mid, StepThreshold: -1}) // the estimators alone
 					if err != nil {
 						t.Fatalf("w %d %s: %v", w, k, err)
 					}

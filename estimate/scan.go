@@ -315,9 +315,12 @@ const calmShare = 0.75
 // MAD: a slice value that is most often at its floor and sometimes far
 // above it has far more variance than a central quantile says. 0 with
 // fewer than two differences at lag 1.
-func diffNoise(v ...[]float64) float64 {
+func diffNoise(v ...[]float64) float64 { return lagNoise([]int{1, 8}, v...) }
+
+// lagNoise is diffNoise over the lags given: the larger of their noises.
+func lagNoise(lags []int, v ...[]float64) float64 {
 	best := 0.0
-	for _, k := range [...]int{1, 8} {
+	for _, k := range lags {
 		var d []float64
 		for _, r := range v {
 			for i := k; i < len(r); i++ {

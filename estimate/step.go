@@ -54,8 +54,10 @@ const walkSigmas = 10
 
 // walkNoise is the standard deviation of the difference of the medians
 // of two runs of stepWindow drift-corrected midpoints: √2 times the
-// noise of one run's median, measured by diffNoise on the medians of
-// successive runs. 0 with fewer than three runs.
+// noise of one run's median, measured on the medians of successive runs
+// (lagNoise at lag 1 only: the walk's own steps, which it is to find, are
+// in the window, and a longer lag would count one step many times). 0
+// with fewer than three runs.
 func walkNoise(s []sample, drift float64) float64 {
 	n := len(s) / stepWindow
 	if n < 3 {
@@ -70,7 +72,7 @@ func walkNoise(s []sample, drift float64) float64 {
 		}
 		med[b] = median16(buf[:])
 	}
-	return math.Sqrt2 * max(scanNoiseFloor, diffNoise(med))
+	return math.Sqrt2 * max(scanNoiseFloor, lagNoise([]int{1}, med))
 }
 
 // detectSteps finds every step of the walk described above, at threshold
@@ -93,7 +95,7 @@ func detectSteps(s []sample, drift, th float64) []cut {
 	for i := range zs {
 		zs[i] = z(i)
 	}
-	thEnd := max(th, walkSigmas*diffNoise(zs))
+	thEnd := max(th, walkSigmas*lagNoise([]int{1}, zs))
 	med := newRunMedians(zs, s)
 	rtt := func(i int) float64 { return float64(s[i].rtt()) }
 	var found []int                // where each step was found

@@ -89,6 +89,9 @@ type syncProtocol struct {
 	reports  []roundFigures
 	faults   []scenario.Fault // the scenario's, to explain unsolved rounds
 	unsolved []UnsolvedRound
+	// reportsSeen are the nodes' reports in consensus mode, for its
+	// self-check (consensusSelfCheck).
+	reportsSeen []*syncpb.NodeWindowData
 	// graphcalc holds the offline estimates with their GraphCalc wall
 	// times, which vary between runs and so stay out of summary.json.
 	graphcalc []EstimateResult
@@ -176,6 +179,11 @@ func (p *syncProtocol) Window(node world.NodeID, blocks []probelog.Block, data *
 	}
 	p.windows = append(p.windows, tw)
 	p.fail(p.truth.Write(tw))
+	if p.cfg.Mode == rounds.ModeConsensus {
+		// Consensus mode has no Solver to self-check its rounds: the
+		// summary does, from the nodes' records and these reports.
+		p.reportsSeen = append(p.reportsSeen, data)
+	}
 }
 
 // Round implements [rounds.Observer]: it appends the round to offsets.jsonl

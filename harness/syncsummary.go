@@ -2,7 +2,9 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/analysis/offsets"
@@ -10,6 +12,7 @@ import (
 	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/estimate"
 	"github.com/chronosync/chronosync/rounds"
+	"github.com/chronosync/chronosync/rounds/syncpb"
 )
 
 // SyncSummary is the outcome of a sync run.
@@ -101,6 +104,36 @@ type ProbeSummary struct {
 	T3User   int `json:"t3_user"`
 }
 
+// consensusSelfCheck is the self-check of a consensus run (which has no
+// Solver to run it as the rounds go): every node's correction of one
+// window predicts the edges of the next, as rounds.SelfCheck does for a
+// Solver's models (without the wander allowance, which only a Solver
+// measures). It returns the records with their SelfCheck set.
+func (p *syncProtocol) consensusSelfCheck() []offsets.Offset {
+	byRound := map[uint64][]offsets.Offset{}
+	for _, o := range p.online {
+		byRound[o.RoundID] = append(byRound[o.RoundID], o)
+	}
+	reports := map[uint64][]*syncpb.NodeWindowData{}
+	for _, d := range p.reportsSeen {
+		reports[d.RoundId] = append(reports[d.RoundId], d)
+	}
+	none := func(offsets.Offset, int64) float64 { return 0 }
+	var out []offsets.Offset
+	for _, r := range slices.Sorted(maps.Keys(byRound)) {
+		prev := map[int]offsets.Offset{}
+		for _, o := range byRound[r-1] {
+			prev[o.NodeID] = o
+		}
+		checks := rounds.SelfCheck(r, prev, reports[r], byRound[r], none)
+		for _, o := range byRound[r] {
+			o.SelfCheck = checks[o.NodeID]
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 func (p *syncProtocol) summarize(s *Summary) {
 	out := &SyncSummary{
 		Mode: string(p.cfg.Mode), Estimator: string(p.cfg.Estimate.Kind), Reference: int(p.cfg.Reference),
@@ -119,7 +152,11 @@ func (p *syncProtocol) summarize(s *Summary) {
 			}
 		}
 	}
-	if sc := selfcheck.Summarize(p.online, out.ConvergedFrom+1); sc.Predictions > 0 {
+	checked := p.online
+	if p.cfg.Mode == rounds.ModeConsensus {
+		checked = p.consensusSelfCheck()
+	}
+	if sc := selfcheck.Summarize(checked, out.ConvergedFrom+1); sc.Predictions > 0 {
 		out.SelfCheck = &sc
 	}
 	var ends, waits, skews, sizes []float64

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/rounds/syncpb"
 )
 
 // The self-check asks of every round whether the uncertainties the last
@@ -26,11 +27,28 @@ import (
 
 // selfCheck fills in each record's SelfCheck from the edges of this
 // round and the records the Solver published the round before.
-func (s *Solver) selfCheck(round uint64, edges []inEdge, offs []offsets.Offset) {
-	stepped := make(map[int]bool, len(offs))
-	at := make(map[int]int, len(offs))
-	for i, o := range offs {
-		at[o.NodeID] = i
+func (s *Solver) selfCheck(round uint64, reports []*syncpb.NodeWindowData, offs []offsets.Offset) {
+	checks := SelfCheck(round, s.published, reports, offs, func(p offsets.Offset, l int64) float64 {
+		return s.wanderOver(p, l)
+	})
+	for i := range offs {
+		offs[i].SelfCheck = checks[offs[i].NodeID]
+	}
+}
+
+// SelfCheck predicts each sufficient edge of reports (one round's) from
+// prev, every node's model of the round before, and returns each node's
+// self-check (see the top of this file; nil for a node with no
+// prediction). cur are the round's own models, whose steps keep their
+// nodes' edges out; wander(p, l) is how far a node's model p may have
+// missed its wandering clock at reading l, past its window (0 when
+// nothing is known of its wander). The Solver runs it on every round;
+// consensus mode, which has no Solver, on its records after a run.
+func SelfCheck(round uint64, prev map[int]offsets.Offset, reports []*syncpb.NodeWindowData, cur []offsets.Offset, wander func(p offsets.Offset, l int64) float64) map[int]*offsets.SelfCheck {
+	stepped := make(map[int]bool, len(cur))
+	have := make(map[int]bool, len(cur))
+	for _, o := range cur {
+		have[o.NodeID] = true
 		stepped[o.NodeID] = len(o.Steps) > 0
 	}
 	checks := map[int]*offsets.SelfCheck{}
@@ -46,30 +64,27 @@ func (s *Solver) selfCheck(round uint64, edges []inEdge, offs []offsets.Offset) 
 		}
 		c.MaxSigma = max(c.MaxSigma, z)
 	}
-	for k := range edges {
-		e := &edges[k]
-		l := e.lines[len(e.lines)-1]
-		pi, ok1 := s.published[e.src]
-		pj, ok2 := s.published[e.dst]
-		if !l.ok || !ok1 || !ok2 || pi.RoundID+1 != round || pj.RoundID+1 != round || stepped[e.src] || stepped[e.dst] {
+	for _, d := range reports {
+		if d == nil {
 			continue
 		}
-		if _, ok := at[e.src]; !ok {
-			continue
+		x := FitOrigin(d.WindowStartNs, d.WindowEndNs)
+		for _, e := range d.Edges {
+			src, dst := int(e.SrcNodeId), int(e.DstNodeId)
+			pi, ok1 := prev[src]
+			pj, ok2 := prev[dst]
+			if e.Insufficient || !ok1 || !ok2 || pi.RoundID+1 != round || pj.RoundID+1 != round ||
+				!have[src] || !have[dst] || stepped[src] || stepped[dst] {
+				continue
+			}
+			pred, lj := predictOffset(pi, pj, x)
+			sigma := math.Sqrt(sq(pi.SigmaAt(x)) + sq(pj.SigmaAt(lj)) + sq(e.SigmaNs) + sq(wander(pi, x)) + sq(wander(pj, lj)))
+			z := math.Abs(e.Beta-pred) / sigma
+			count(src, z)
+			count(dst, z)
 		}
-		if _, ok := at[e.dst]; !ok {
-			continue
-		}
-		pred, lj := predictOffset(pi, pj, e.origin)
-		sigma := math.Sqrt(sq(pi.SigmaAt(e.origin)) + sq(pj.SigmaAt(lj)) + sq(l.sigma) +
-			sq(s.wanderOver(pi, e.origin)) + sq(s.wanderOver(pj, lj)))
-		z := math.Abs(l.beta-pred) / sigma
-		count(e.src, z)
-		count(e.dst, z)
 	}
-	for node, c := range checks {
-		offs[at[node]].SelfCheck = c
-	}
+	return checks
 }
 
 // predictOffset is what the models pi (of src) and pj (of dst) say dst's

@@ -141,7 +141,7 @@ func (s *Solver) Solve(round uint64, reports []*syncpb.NodeWindowData) (*graphca
 		}
 		offs = append(offs, rec)
 	}
-	s.selfCheck(round, edges, offs)
+	s.selfCheck(round, reports, offs)
 	s.addModelError(round, offs)
 	s.published = make(map[int]offsets.Offset, len(offs))
 	for _, o := range offs {
