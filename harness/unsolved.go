@@ -59,7 +59,11 @@ func (p *syncProtocol) unsolvedRound(r *rounds.RoundReport, now time.Duration) *
 			cut = append(cut, c...)
 		}
 		slices.Sort(cut)
-		why = append(why, fmt.Sprintf("cut off from the reference: %s (%d components)", nodeRanges(cut), len(disc.Components)-1))
+		comps := "components"
+		if len(disc.Components) == 2 {
+			comps = "component"
+		}
+		why = append(why, fmt.Sprintf("cut off from the reference: %s (%d %s)", nodeRanges(cut), len(disc.Components)-1, comps))
 	case r.Err != nil:
 		why = append(why, "no solution: "+r.Err.Error())
 	}

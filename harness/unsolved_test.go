@@ -77,7 +77,7 @@ func TestUnsolvedRoundsSaid(t *testing.T) {
 		{"the reference cut off by a partition", "faults:\n  - {at: 4s, kind: partition, groups: [[0], [1, 2, 3, 4, 5]], heal_after: 2s}\n", StatusOK,
 			[]string{"unsolved: round 3: no model for nodes 0-5: did not report: nodes 1-5; no solution:", "explained by partition at 4s"}},
 		{"a node cut off by no fault", "  overrides:\n    - {between: [2, 3], loss: {random: 100%}}\n    - {between: [3, 4], loss: {random: 100%}}\n", StatusDegraded,
-			[]string{"unsolved: round 1: no model for node 3: cut off from the reference: node 3 (1 components); NOT explained by a scheduled fault",
+			[]string{"unsolved: round 1: no model for node 3: cut off from the reference: node 3 (1 component); NOT explained by a scheduled fault",
 				"warning: node-rounds without a model, no scheduled fault explaining them 5 > 0"}},
 	}
 	for _, tc := range tests {
