@@ -202,6 +202,9 @@ func runBadDay(t *rapid.T, yml string, steps []injected, jitter int) badDayDraw 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Steps of one node closer together than stepMerge are one step to
+	// the probes (their brackets overlap): the sum is what is recorded.
+	steps = mergeSteps(steps)
 	found := make([]bool, len(steps))
 	for _, o := range offs {
 		if o.RoundID >= from {
@@ -246,6 +249,31 @@ func runBadDay(t *rapid.T, yml string, steps []injected, jitter int) badDayDraw 
 			d.within, d.points, d.worst, max(d.violations, 0), 100*d.selfShare, yml)
 	}
 	return d
+}
+
+// stepMerge is how close two steps of one node must fall to be one to the
+// probes: within a slice of the scan or two, and far within a window.
+const stepMerge = 20 * time.Millisecond
+
+// mergeSteps returns the steps with those of one node closer together
+// than stepMerge made one, of their summed size.
+func mergeSteps(steps []injected) []injected {
+	s := slices.Clone(steps)
+	slices.SortFunc(s, func(a, b injected) int {
+		if a.node != b.node {
+			return a.node - b.node
+		}
+		return int(a.at - b.at)
+	})
+	var out []injected
+	for _, st := range s {
+		if n := len(out); n > 0 && out[n-1].node == st.node && st.at-out[n-1].at < stepMerge {
+			out[n-1].by += st.by
+			continue
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // badDayTable gathers a test's draws and logs their figures.
