@@ -116,9 +116,9 @@ type member struct {
 
 // clusters groups the edges' steps by when they fell: each bracket
 // [after, at] on its src's clock is mapped to the reference's with src's
-// model after the steps (which is off by at most the step's own size, so
-// each bracket is widened by it), and overlapping brackets are one
-// cluster. A step whose src has no model is not placed (cluster −1). It
+// model after the steps (which maps after, a reading before the step, off
+// by as much as the step's own size, so the bracket's start is widened by
+// it), and overlapping brackets are one cluster. A step whose src has no model is not placed (cluster −1). It
 // sets each edge step's cluster and returns the clusters in time order.
 func (s *Solver) clusters(post *graphcalc.RoundSummary, edges []inEdge) []cluster {
 	type placed struct {
@@ -148,8 +148,10 @@ func (s *Solver) clusters(post *graphcalc.RoundSummary, edges []inEdge) []cluste
 			if after == 0 {
 				lo = math.Inf(-1)
 			}
-			slack := math.Abs(st.size)
-			ps = append(ps, placed{lo: lo - slack, hi: hi + slack, edge: k, step: i})
+			// A reading before a step of src's, mapped with src's model
+			// after it, is off by the step's size: only the bracket's
+			// start can be, so only it is widened.
+			ps = append(ps, placed{lo: lo - math.Abs(st.size), hi: hi, edge: k, step: i})
 		}
 	}
 	slices.SortStableFunc(ps, func(a, b placed) int {
