@@ -540,7 +540,7 @@ const missCoef = 1.0 / 6
 // find leaves in a window's model: missCoef times the smallest step the
 // scan finds half the time in the window's middle (scanSigmas standard
 // errors of a step there, at the most sensitive scale, over every edge
-// of the plan together). 0 when no scale can scan.
+// of the plan that spans the middle together). 0 when no scale can scan.
 func (p *scanPlan) missSigma() float64 {
 	best := math.Inf(1)
 	for i := range scanScales {
@@ -550,7 +550,7 @@ func (p *scanPlan) missSigma() float64 {
 		}
 		var w float64
 		for _, e := range p.edges[i] {
-			if e != nil {
+			if e != nil && e.spans(g.k/2) {
 				w += 1 / (e.sl * e.sl)
 			}
 		}
@@ -562,6 +562,14 @@ func (p *scanPlan) missSigma() float64 {
 		return 0
 	}
 	return missCoef * best
+}
+
+// spans reports whether e has values on both sides of slice j: a run of
+// an edge between two of its walk steps that ends before the window's
+// middle says nothing of a step there.
+func (e *edgeSlices) spans(j int) bool {
+	idx := present(e, 0, len(e.fwd))
+	return len(idx) > 0 && idx[0] < j && idx[len(idx)-1] >= j
 }
 
 // midDen is the squared norm, over k evenly spaced slices, of a step in

@@ -167,7 +167,12 @@ func ScanSrcSteps(ws []*Window) ([]Cut, float64) {
 			continue
 		}
 		c = w.c
-		edges = append(edges, scanEdgeIn{s: w.all, drift: w.drift, runs: runsBetween(w.walkSteps(), len(w.all))})
+		// Each run between the edge's walk steps is an edge of its own to
+		// the scan, with its own quadratic: one level across a step the
+		// walk found on one edge is a step of all of them to the sum.
+		for _, run := range runsBetween(w.walkSteps(), len(w.all)) {
+			edges = append(edges, scanEdgeIn{s: w.all, drift: w.drift, runs: [][2]int{run}})
+		}
 		lo, hi = min(lo, w.all[0].midX()), max(hi, w.all[len(w.all)-1].midX())
 	}
 	if len(edges) == 0 {

@@ -118,14 +118,14 @@ func (p *syncProtocol) consensusSelfCheck() []offsets.Offset {
 	for _, d := range p.reportsSeen {
 		reports[d.RoundId] = append(reports[d.RoundId], d)
 	}
-	none := func(offsets.Offset, int64) float64 { return 0 }
+	none := func(offsets.Offset, int64) (float64, bool) { return 0, true }
 	var out []offsets.Offset
 	for _, r := range slices.Sorted(maps.Keys(byRound)) {
 		prev := map[int]offsets.Offset{}
 		for _, o := range byRound[r-1] {
 			prev[o.NodeID] = o
 		}
-		checks := rounds.SelfCheck(r, prev, reports[r], byRound[r], none)
+		checks := rounds.SelfCheck(r, prev, reports[r], byRound[r], nil, none)
 		for _, o := range byRound[r] {
 			o.SelfCheck = checks[o.NodeID]
 			out = append(out, o)

@@ -67,14 +67,19 @@ func (w *wanderLog) add(node int, m mismatch) {
 // window's line that its uncertainty leaves out; rate, that of its slope
 // over the window (Δ/6); curve, how fast its rate moves between windows,
 // per window (Δ): a line carried over a distance dt from its window's
-// middle misses by curve·dt/2 more.
-type modelErr struct{ offset, rate, curve float64 }
+// middle misses by curve·dt/2 more; n, how many mismatches of the node's
+// these come from.
+type modelErr struct {
+	offset, rate, curve float64
+	n                   int
+}
 
 // modelError is node's model error from its own mismatches, with the
 // pooled offset error of every node's as a floor.
 func (w *wanderLog) modelError(node int) modelErr {
 	me := modelErr{offset: pooledOffsetError(w.all)}
 	h := w.byNode[node]
+	me.n = len(h)
 	if len(h) == 0 {
 		return me
 	}

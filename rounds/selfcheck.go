@@ -3,6 +3,8 @@ package rounds
 import (
 	"math"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 )
@@ -22,14 +24,20 @@ import (
 //
 // An edge is predicted when both its nodes have a model of the round
 // before and neither has a clock step recorded in this round (a step found
-// is not a miss; one that was not found is). Each prediction counts for
-// both of its nodes.
+// is not a miss; one that was not found is), and the round's solution did
+// not reject it. The two directions of a link are one prediction, their
+// residuals averaged (they measure one offset through the same two
+// models), which counts for both of its nodes.
 
 // selfCheck fills in each record's SelfCheck from the edges of this
-// round and the records the Solver published the round before.
-func (s *Solver) selfCheck(round uint64, reports []*syncpb.NodeWindowData, offs []offsets.Offset) {
-	checks := SelfCheck(round, s.published, reports, offs, func(p offsets.Offset, l int64) float64 {
-		return s.wanderOver(p, l)
+// round and the records the Solver published the round before. doubt is,
+// by node, a step of this round's window too small to attribute that may
+// have been the node's (inWindowSteps.doubt): its edges' measurements may
+// have moved by as much since the last round.
+func (s *Solver) selfCheck(round uint64, reports []*syncpb.NodeWindowData, offs []offsets.Offset, rejected map[[2]int]bool, doubt map[int]float64) {
+	checks := SelfCheck(round, s.published, reports, offs, rejected, func(p offsets.Offset, l int64) (float64, bool) {
+		w, ok := s.wanderOver(p, l)
+		return math.Hypot(w, doubt[p.NodeID]), ok
 	})
 	for i := range offs {
 		offs[i].SelfCheck = checks[offs[i].NodeID]
@@ -40,11 +48,15 @@ func (s *Solver) selfCheck(round uint64, reports []*syncpb.NodeWindowData, offs 
 // prev, every node's model of the round before, and returns each node's
 // self-check (see the top of this file; nil for a node with no
 // prediction). cur are the round's own models, whose steps keep their
-// nodes' edges out; wander(p, l) is how far a node's model p may have
-// missed its wandering clock at reading l, past its window (0 when
-// nothing is known of its wander). The Solver runs it on every round;
+// nodes' edges out; rejected are the edges (src, dst) the round's
+// solution rejected as outliers, which are left out too (a measurement
+// already known to disagree with the graph, and warned of, says nothing
+// of the models' σ; nil for none); wander(p, l) is how far a node's model p may have
+// missed its clock at reading l, past its window, for what the models
+// cannot say (its wander, a step too small to attribute), and false while
+// that cannot be told yet (the node's edges are then not predicted). The Solver runs it on every round;
 // consensus mode, which has no Solver, on its records after a run.
-func SelfCheck(round uint64, prev map[int]offsets.Offset, reports []*syncpb.NodeWindowData, cur []offsets.Offset, wander func(p offsets.Offset, l int64) float64) map[int]*offsets.SelfCheck {
+func SelfCheck(round uint64, prev map[int]offsets.Offset, reports []*syncpb.NodeWindowData, cur []offsets.Offset, rejected map[[2]int]bool, wander func(p offsets.Offset, l int64) (float64, bool)) map[int]*offsets.SelfCheck {
 	stepped := make(map[int]bool, len(cur))
 	have := make(map[int]bool, len(cur))
 	for _, o := range cur {
@@ -64,6 +76,11 @@ func SelfCheck(round uint64, prev map[int]offsets.Offset, reports []*syncpb.Node
 		}
 		c.MaxSigma = max(c.MaxSigma, z)
 	}
+	// Both directions of a link measure one offset (of opposite sign),
+	// through the same two models and much the same path: they are one
+	// prediction, their residuals averaged.
+	links := map[[2]int]*linkResidual{}
+	var order [][2]int
 	for _, d := range reports {
 		if d == nil {
 			continue
@@ -74,17 +91,62 @@ func SelfCheck(round uint64, prev map[int]offsets.Offset, reports []*syncpb.Node
 			pi, ok1 := prev[src]
 			pj, ok2 := prev[dst]
 			if e.Insufficient || !ok1 || !ok2 || pi.RoundID+1 != round || pj.RoundID+1 != round ||
-				!have[src] || !have[dst] || stepped[src] || stepped[dst] {
+				!have[src] || !have[dst] || stepped[src] || stepped[dst] || rejected[[2]int{src, dst}] {
 				continue
 			}
 			pred, lj := predictOffset(pi, pj, x)
-			sigma := math.Sqrt(sq(pi.SigmaAt(x)) + sq(pj.SigmaAt(lj)) + sq(e.SigmaNs) + sq(wander(pi, x)) + sq(wander(pj, lj)))
-			z := math.Abs(e.Beta-pred) / sigma
-			count(src, z)
-			count(dst, z)
+			wi, ok1 := wander(pi, x)
+			wj, ok2 := wander(pj, lj)
+			if !ok1 || !ok2 {
+				continue
+			}
+			r := linkResidual{
+				r:      e.Beta - pred,
+				models: sq(pi.SigmaAt(x)) + sq(pj.SigmaAt(lj)) + sq(wi) + sq(wj),
+				meas:   e.SigmaNs,
+				n:      1,
+			}
+			key := [2]int{min(src, dst), max(src, dst)}
+			if src > dst {
+				r.r = -r.r
+			}
+			if l := links[key]; l != nil {
+				l.add(r)
+				continue
+			}
+			links[key] = &r
+			order = append(order, key)
 		}
 	}
+	for _, key := range order {
+		z := links[key].sigmas()
+		count(key[0], z)
+		count(key[1], z)
+	}
 	return checks
+}
+
+// linkResidual is a link's measured offset less its prediction, summed
+// over the link's directions (n), each direction's residual signed as
+// from the lower node id to the higher: models sums the variances of the
+// predictions, meas the measurements' σ (added, not in quadrature: the
+// two directions share the path's asymmetry).
+type linkResidual struct {
+	r, models, meas float64
+	n               int
+}
+
+func (l *linkResidual) add(o linkResidual) {
+	l.r += o.r
+	l.models += o.models
+	l.meas += o.meas
+	l.n += o.n
+}
+
+// sigmas is the mean residual in units of its σ.
+func (l *linkResidual) sigmas() float64 {
+	n := float64(l.n)
+	return math.Abs(l.r/n) / math.Sqrt(l.models/n+sq(l.meas/n))
 }
 
 // predictOffset is what the models pi (of src) and pj (of dst) say dst's
@@ -105,10 +167,25 @@ func predictOffset(pi, pj offsets.Offset, x int64) (float64, int64) {
 // wanderOver is how far a node's line of model p may have missed its
 // wandering clock at the reading l, past its window: half its rate's
 // change per window over the distance from the window's middle (see
-// modelErr).
-func (s *Solver) wanderOver(p offsets.Offset, l int64) float64 {
+// modelErr), and false before the node has a mismatch (the reference,
+// whose model is exact by definition, always has 0). The rate's change
+// is an RMS over few mismatches, which may have come out small by chance
+// (one of a random walk's is below a tenth of its σ 8 % of the time):
+// the self-check takes its 84 % upper bound, √(n/χ²ₙ(0.16)) times it
+// (5 for one mismatch, 2.4 for two, 1.3 for eight), lest a wandering
+// node's first rounds fail it while its records are honest.
+func (s *Solver) wanderOver(p offsets.Offset, l int64) (float64, bool) {
+	if p.NodeID == s.ref {
+		return 0, true
+	}
+	me := s.wander.modelError(p.NodeID)
+	if me.n == 0 {
+		return 0, false
+	}
+	n := float64(me.n)
+	upper := math.Sqrt(n / distuv.ChiSquared{K: n}.Quantile(0.16))
 	mid := p.WindowStartNS + (p.WindowEndNS-p.WindowStartNS)/2
-	return s.wander.modelError(p.NodeID).curve * math.Abs(float64(l-mid)) / 2
+	return upper * me.curve * math.Abs(float64(l-mid)) / 2, true
 }
 
 func sq(v float64) float64 { return v * v }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/rounds/syncpb"
 )
 
 // TestPredictOffset: the prediction of dst's clock less src's is exact
@@ -54,6 +55,62 @@ func TestPredictOffset(t *testing.T) {
 			}
 			if want := float64(lj - x); math.Abs(got-want) > 1 {
 				t.Errorf("predicted %.3f ns, dst's reading less src's %.0f", got, want)
+			}
+		})
+	}
+}
+
+// TestSelfCheckLinks: both directions of a link are one prediction, their
+// residuals averaged; a rejected edge and the edges of a node with a step
+// recorded are not predicted; every prediction counts for both its nodes.
+// Three nodes at offset 0 with σ 30 ns, each edge measured to 40 ns.
+func TestSelfCheckLinks(t *testing.T) {
+	rec := func(round uint64, node int, steps ...offsets.Step) offsets.Offset {
+		return offsets.Offset{RoundID: round, NodeID: node, WindowStartNS: 1e9, WindowEndNS: 2e9, UncertaintyNS: 30, Steps: steps}
+	}
+	edge := func(src, dst int, beta float64) *syncpb.EdgeAlphaBeta {
+		return &syncpb.EdgeAlphaBeta{SrcNodeId: int32(src), DstNodeId: int32(dst), Beta: beta, SigmaNs: 40}
+	}
+	prev := map[int]offsets.Offset{0: rec(1, 0), 1: rec(1, 1), 2: rec(1, 2)}
+	none := func(offsets.Offset, int64) (float64, bool) { return 0, true }
+	// σ of one direction: √(30² + 30² + 40²) ≈ 58.3 ns; of a link's mean
+	// over both: √(30² + 30² + 40²) too (the measurements' σ added, not
+	// in quadrature), so a residual of 200 ns is 3.43σ alone and the mean
+	// of +200 and −(−100) is 150 ns, 2.57σ.
+	for _, tc := range []struct {
+		name     string
+		edges    []*syncpb.EdgeAlphaBeta
+		cur      []offsets.Offset
+		rejected map[[2]int]bool
+		want     map[int][2]int // node: predictions, within 3σ
+	}{
+		{"one direction", []*syncpb.EdgeAlphaBeta{edge(0, 1, 200)}, nil, nil,
+			map[int][2]int{0: {1, 0}, 1: {1, 0}}},
+		{"both directions averaged", []*syncpb.EdgeAlphaBeta{edge(0, 1, 200), edge(1, 0, -100)}, nil, nil,
+			map[int][2]int{0: {1, 1}, 1: {1, 1}}},
+		{"opposite signs do not cancel", []*syncpb.EdgeAlphaBeta{edge(0, 1, 200), edge(1, 0, -200), edge(1, 2, 10)}, nil, nil,
+			map[int][2]int{0: {1, 0}, 1: {2, 1}, 2: {1, 1}}},
+		{"rejected", []*syncpb.EdgeAlphaBeta{edge(0, 1, 200), edge(1, 2, 10)}, nil, map[[2]int]bool{{0, 1}: true},
+			map[int][2]int{1: {1, 1}, 2: {1, 1}}},
+		{"a step recorded", []*syncpb.EdgeAlphaBeta{edge(0, 1, 200), edge(1, 2, 10)},
+			[]offsets.Offset{rec(2, 0, offsets.Step{AtNS: 15e8, SizeNS: 200}), rec(2, 1), rec(2, 2)}, nil,
+			map[int][2]int{1: {1, 1}, 2: {1, 1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cur := tc.cur
+			if cur == nil {
+				cur = []offsets.Offset{rec(2, 0), rec(2, 1), rec(2, 2)}
+			}
+			reports := []*syncpb.NodeWindowData{{WindowStartNs: 1e9 + 1e9, WindowEndNs: 2e9 + 1e9, Edges: tc.edges}}
+			got := SelfCheck(2, prev, reports, cur, tc.rejected, none)
+			if len(got) != len(tc.want) {
+				t.Errorf("checks on %d nodes; want %d: %v", len(got), len(tc.want), got)
+			}
+			for n, w := range tc.want {
+				c := got[n]
+				if c == nil || c.Predictions != w[0] || c.Within3Sigma != w[1] {
+					t.Errorf("node %d: %+v; want %d predictions, %d within 3σ", n, c, w[0], w[1])
+				}
 			}
 		})
 	}

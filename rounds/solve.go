@@ -72,7 +72,7 @@ var errNoReference = errors.New("the reference node did not report")
 // component's records with a *graphcalc.DisconnectedError.
 //
 // When edges report clock steps inside the window, the steps are grouped
-// by when they fell (clusters), and the round is solved once for each run
+// by when they fell (placeSteps), and the round is solved once for each run
 // of time between them: every edge with the line of its probes in that
 // run. A node whose offset differs between the solutions on either side
 // of a cluster by more than five times the uncertainty of the difference
@@ -104,10 +104,14 @@ func (s *Solver) Solve(round uint64, reports []*syncpb.NodeWindowData) (*graphca
 	if err != nil && !errors.As(err, &disc) {
 		return nil, nil, recs, fmt.Errorf("round %d: %w", round, err)
 	}
+	rejected := map[[2]int]bool{}
 	for k, i := range used {
 		r := sum.Edges[k]
 		res := r.Residual
 		recs[i].Residual, recs[i].Rejected = &res, r.Rejected
+		if r.Rejected {
+			rejected[[2]int{recs[i].Src, recs[i].Dst}] = true
+		}
 	}
 	carried, ambiguity := s.carried, s.ambiguity
 	w := s.windowSteps(round, origin, sum, edges)
@@ -139,9 +143,13 @@ func (s *Solver) Solve(round uint64, reports []*syncpb.NodeWindowData) (*graphca
 		if m.Node != s.ref {
 			rec.UncertaintyNS = math.Hypot(rec.UncertaintyNS, miss[m.Node])
 		}
+		rec.UncertaintyNS = math.Hypot(rec.UncertaintyNS, w.doubt[s.ref])
+		if m.Node != s.ref {
+			rec.UncertaintyNS = math.Hypot(rec.UncertaintyNS, w.doubt[m.Node])
+		}
 		offs = append(offs, rec)
 	}
-	s.selfCheck(round, reports, offs)
+	s.selfCheck(round, reports, offs, rejected, w.doubt)
 	s.addModelError(round, offs)
 	s.published = make(map[int]offsets.Offset, len(offs))
 	for _, o := range offs {
@@ -216,7 +224,7 @@ type inEdge struct {
 // edgeStep is one clock step an edge saw: on src's clock, after the probe
 // at after (before the step; 0 when unknown) and before the one at at,
 // of about size ns; cluster is the clock step of the round it belongs to
-// (see clusters), −1 when it could not be placed.
+// (see placeSteps), −1 when it could not be placed.
 type edgeStep struct {
 	after, at int64
 	size      float64

@@ -1,10 +1,12 @@
 package rounds
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/analysis/stats"
@@ -24,6 +26,35 @@ type inWindowSteps struct {
 	post   *graphcalc.RoundSummary
 	gauge  float64 // minus the reference's steps in the window, summed
 	before func(graphcalc.Model) graphcalc.Model
+	// doubt is, by node, the steps the edges saw that no node could be
+	// given but that may have been its own (see unattributed).
+	doubt map[int]float64
+}
+
+// unattributed folds a cluster's differences that steps could attribute
+// to no node but that lie beyond greySigmas (grey, by node) into
+// uncertainty: each into doubt, which the round's records (a node's its
+// own and the reference's, against whose clock it is measured) and the
+// self-check of its edges take in; the reference's also into global
+// time's ambiguity, in every later record (global time moved by it if the
+// reference stepped). A note says so.
+func (w *inWindowSteps) unattributed(grey map[int]float64, s *Solver, c cluster) {
+	if len(grey) == 0 {
+		return
+	}
+	if w.doubt == nil {
+		w.doubt = map[int]float64{}
+	}
+	for n, d := range grey {
+		w.doubt[n] = math.Hypot(w.doubt[n], d)
+	}
+	s.ambiguity = math.Hypot(s.ambiguity, grey[s.ref])
+	var parts []string
+	for _, n := range sortedKeys(grey) {
+		parts = append(parts, fmt.Sprintf("node %d %.0f ns", n, grey[n]))
+	}
+	at, _ := c.at()
+	s.notes = append(s.notes, fmt.Sprintf("a clock step the edges saw near %d ns on the reference's clock is too small to say whose at %dσ (moved beyond %dσ: %s): folded into their uncertainty", at, stepSigmas, greySigmas, strings.Join(parts, ", ")))
 }
 
 // windowSteps finds the clock steps inside the round's window: the edges'
@@ -36,29 +67,9 @@ type inWindowSteps struct {
 // to its model before the window's steps.
 func (s *Solver) windowSteps(round uint64, origin int64, post *graphcalc.RoundSummary, edges []inEdge) inWindowSteps {
 	w := inWindowSteps{first: post, post: post, before: func(m graphcalc.Model) graphcalc.Model { return m }}
-	cl := s.clusters(post, edges)
+	ins, phases, cl := s.placeSteps(round, origin, post, edges)
 	if len(cl) == 0 {
 		return w
-	}
-	phases := make([]*graphcalc.RoundSummary, len(cl)+1)
-	phases[len(cl)] = post
-	for p := range cl {
-		in, _ := s.phaseInput(round, origin, edges, func(e *inEdge) int {
-			n := 0
-			for _, st := range e.steps {
-				if st.cluster < 0 {
-					return -1 // not placed: its lines cannot be told apart
-				}
-				if st.cluster < p {
-					n++
-				}
-			}
-			return n
-		})
-		var disc *graphcalc.DisconnectedError
-		if sum, err := graphcalc.Solve(in, s.o); err == nil || errors.As(err, &disc) {
-			phases[p] = sum
-		}
 	}
 	w.first = phases[0]
 	w.steps = map[int][]offsets.Step{}
@@ -68,7 +79,18 @@ func (s *Solver) windowSteps(round uint64, origin int64, post *graphcalc.RoundSu
 		if pre == nil || after == nil {
 			continue
 		}
-		st, gauge := s.steps(after, pre)
+		// Compared where the step fell, not at the window's origin: a
+		// line of a few probes before a step near the window's start
+		// reaches its middle with the error of its rate many times over.
+		if at, ok := cl[c].at(); ok {
+			if p, err := s.solveAt(ins[c], at); err == nil {
+				if a, err := s.solveAt(ins[c+1], at); err == nil {
+					pre, after = p, a
+				}
+			}
+		}
+		st, gauge, grey := s.steps(after, pre)
+		w.unattributed(grey, s, cl[c])
 		if rs, ok := st[s.ref]; ok && rs.SizeNS != 0 {
 			s.ambiguity = math.Hypot(s.ambiguity, rs.SizeUncertaintyNS)
 		}
@@ -114,68 +136,136 @@ type member struct {
 	after, at int64
 }
 
-// clusters groups the edges' steps by when they fell: each bracket
-// [after, at] on its src's clock is mapped to the reference's with src's
-// model after the steps (which maps after, a reading before the step, off
-// by as much as the step's own size, so the bracket's start is widened by
-// it), and overlapping brackets are one cluster. A step whose src has no model is not placed (cluster −1). It
-// sets each edge step's cluster and returns the clusters in time order.
-func (s *Solver) clusters(post *graphcalc.RoundSummary, edges []inEdge) []cluster {
-	type placed struct {
-		lo, hi float64
-		edge   int
-		step   int
-	}
-	var ps []placed
+// placeSteps groups the edges' steps into clusters, one clock step of the
+// round at a time in time order, and solves the round before each: phase
+// p has every edge with its line after its steps of the clusters before
+// p. Each edge's next step not yet placed is bracketed on the reference's
+// clock with src's model from the latest phase, src's model before that
+// step once src's earlier steps are placed (one from after them all maps
+// a reading between two of src's steps off by the later ones' sizes, and
+// two edges' brackets of one step would then miss each other): its start,
+// a reading before the step, maps true, and its end, after it, maps off by
+// src's step if src stepped, so only the end is widened, and only to the
+// side that step would have moved it from (a step of src's by s is one of
+// −s on the edge): two nodes' steps of 14 and 6 ms 24 ms apart, widened
+// by the size to both sides, were one cluster nothing could attribute.
+// The earliest bracket and those overlapping it, in a chain, are the
+// next cluster. An edge whose src has no model in post is left out of
+// every phase and its steps are not placed (cluster −1). It sets each edge
+// step's cluster and returns the phases' inputs and solutions (the last
+// is post's) and the clusters in time order.
+func (s *Solver) placeSteps(round uint64, origin int64, post *graphcalc.RoundSummary, edges []inEdge) ([]graphcalc.Input, []*graphcalc.RoundSummary, []cluster) {
+	placed := make([]int, len(edges)) // each edge's steps placed; −1: never
+	left := 0
 	for k := range edges {
-		e := &edges[k]
-		m, ok := post.Model(e.src)
-		if !ok {
+		if _, ok := post.Model(edges[k].src); !ok {
+			placed[k] = -1
 			continue
 		}
-		g := m.Linear()
-		prevAt := int64(0)
-		for i, st := range e.steps {
-			after := st.after
-			if after == 0 {
-				after = prevAt
+		left += len(edges[k].steps)
+	}
+	if left == 0 {
+		return nil, nil, nil
+	}
+	index := make(map[*inEdge]int, len(edges))
+	for k := range edges {
+		index[&edges[k]] = k
+	}
+	type bracket struct {
+		lo, hi float64
+		edge   int
+	}
+	seg := func(e *inEdge) int { return placed[index[e]] }
+	var ins []graphcalc.Input
+	var phases []*graphcalc.RoundSummary
+	var out []cluster
+	for left > 0 {
+		in, _ := s.phaseInput(round, origin, edges, seg)
+		pre, err := s.solveAt(in, origin)
+		if err != nil {
+			pre = nil
+		}
+		ins, phases = append(ins, in), append(phases, pre)
+		var bs []bracket
+		for k := range edges {
+			e, i := &edges[k], placed[k]
+			if i < 0 || i >= len(e.steps) {
+				continue
 			}
-			prevAt = st.at
-			lo, hi := g.Global(after), g.Global(st.at)
-			if lo > hi { // a step of src backwards
-				lo, hi = hi, lo
+			st := &e.steps[i]
+			// src's reading after its own step of s maps s later than
+			// true; the edge (dst less src) then stepped by −s: so the
+			// end is where it maps, or st.size later.
+			after, late, widen := st.after, max(0, st.size), 0.0
+			if after == 0 && i > 0 {
+				after = e.steps[i-1].at
 			}
+			var m graphcalc.Model
+			ok := false
+			if pre != nil {
+				m, ok = pre.Model(e.src)
+			}
+			if !ok {
+				// Not solved before the step: src's model after them all,
+				// off by as much as its steps from this one on.
+				m, _ = post.Model(e.src)
+				for _, st := range e.steps[i:] {
+					widen += math.Abs(st.size)
+				}
+			}
+			g := m.Linear()
+			lo, hi := g.Global(after)-widen, g.Global(st.at)+max(late, widen)
+			hi = max(hi, lo)
 			if after == 0 {
 				lo = math.Inf(-1)
 			}
-			// A reading before a step of src's, mapped with src's model
-			// after it, is off by the step's size: only the bracket's
-			// start can be, so only it is widened.
-			ps = append(ps, placed{lo: lo - math.Abs(st.size), hi: hi, edge: k, step: i})
+			bs = append(bs, bracket{lo: lo, hi: hi, edge: k})
 		}
+		slices.SortStableFunc(bs, func(a, b bracket) int { return cmp.Compare(a.lo, b.lo) })
+		c := cluster{lo: bs[0].lo, hi: bs[0].hi}
+		for _, b := range bs {
+			if b.lo > c.hi {
+				break
+			}
+			c.hi = max(c.hi, b.hi)
+			e := &edges[b.edge]
+			st := &e.steps[placed[b.edge]]
+			st.cluster = len(out)
+			c.members = append(c.members, member{src: e.src, dst: e.dst, after: st.after, at: st.at})
+			placed[b.edge]++
+			left--
+		}
+		out = append(out, c)
 	}
-	slices.SortStableFunc(ps, func(a, b placed) int {
-		switch {
-		case a.lo < b.lo:
-			return -1
-		case a.lo > b.lo:
-			return 1
-		}
-		return 0
-	})
-	var out []cluster
-	for _, p := range ps {
-		if n := len(out); n == 0 || p.lo > out[n-1].hi {
-			out = append(out, cluster{lo: p.lo, hi: p.hi})
-		}
-		c := &out[len(out)-1]
-		c.hi = max(c.hi, p.hi)
-		e := &edges[p.edge]
-		st := &e.steps[p.step]
-		st.cluster = len(out) - 1
-		c.members = append(c.members, member{src: e.src, dst: e.dst, after: st.after, at: st.at})
+	in, _ := s.phaseInput(round, origin, edges, seg)
+	return append(ins, in), append(phases, post), out
+}
+
+// solveAt solves in with its origin moved to at (a reading of the
+// reference's clock), taking a disconnected graph's solution of the
+// reference's component.
+func (s *Solver) solveAt(in graphcalc.Input, at int64) (*graphcalc.RoundSummary, error) {
+	in.Origin = at
+	sum, err := graphcalc.Solve(in, s.o)
+	var disc *graphcalc.DisconnectedError
+	if errors.As(err, &disc) {
+		return sum, nil
 	}
-	return out
+	return sum, err
+}
+
+// at is the cluster's time on the reference's clock, the middle of its
+// interval (its end when it is open at the start), and false when it has
+// none.
+func (c cluster) at() (int64, bool) {
+	lo, hi := c.lo, c.hi
+	if math.IsInf(hi, 0) || math.IsNaN(hi) {
+		return 0, false
+	}
+	if math.IsInf(lo, 0) {
+		lo = hi
+	}
+	return int64(math.Round((lo + hi) / 2)), true
 }
 
 // nodeStep is a node's step as steps finds it: the record's step, and
@@ -198,20 +288,21 @@ type nodeStep struct {
 // of Δ_k and of the median, taken as a typical Δ's), and beyond the
 // Solver's floor. For a step between two windows, pre is the last round's
 // models carried forward (see extrapolate).
-func (s *Solver) steps(post, pre *graphcalc.RoundSummary) (map[int]nodeStep, float64) {
-	type diff struct {
-		node     int
-		d, sigma float64
-		rate     float64
-	}
-	var ds []diff
+//
+// When no node is taken to have stepped although the edges saw a step
+// (a cluster), a difference beyond greySigmas is still more likely a step
+// than noise: the third result is each such node's difference (the
+// reference's, minus the median, included), which the caller folds into
+// uncertainty rather than let it go unsaid.
+func (s *Solver) steps(post, pre *graphcalc.RoundSummary) (map[int]nodeStep, float64, map[int]float64) {
+	var ds []stepDiff
 	var scaled, sigmas []float64
 	for _, mp := range pre.Nodes {
 		mq, ok := post.Model(mp.Node)
 		if !ok {
 			continue
 		}
-		d := diff{node: mp.Node, d: mq.U - mp.U, sigma: math.Hypot(mq.Sigma, mp.Sigma), rate: mq.Rate}
+		d := stepDiff{node: mp.Node, d: mq.U - mp.U, sigma: math.Hypot(mq.Sigma, mp.Sigma), rate: mq.Rate}
 		ds = append(ds, d)
 		scaled = append(scaled, d.d/d.rate)
 		if mp.Node != s.ref {
@@ -219,7 +310,7 @@ func (s *Solver) steps(post, pre *graphcalc.RoundSummary) (map[int]nodeStep, flo
 		}
 	}
 	if len(ds) == 0 || len(sigmas) == 0 {
-		return nil, 0
+		return nil, 0, nil
 	}
 	gauge, gsigma := stats.Median(scaled), stats.Median(sigmas)
 	// The median stands for the nodes that did not step only when they
@@ -254,6 +345,9 @@ func (s *Solver) steps(post, pre *graphcalc.RoundSummary) (map[int]nodeStep, flo
 		}
 		out[d.node] = st
 	}
+	if len(out) == 0 {
+		return nil, 0, greyZone(ds, gauge, gsigma, s.ref)
+	}
 	if _, ok := out[s.ref]; !ok {
 		gauge = 0
 		if doubt > 0 {
@@ -262,7 +356,35 @@ func (s *Solver) steps(post, pre *graphcalc.RoundSummary) (map[int]nodeStep, flo
 			out[s.ref] = nodeStep{Step: offsets.Step{SizeUncertaintyNS: doubt}, ambiguous: true, doubt: doubt}
 		}
 	}
-	return out, gauge
+	return out, gauge, nil
+}
+
+// stepDiff is one node's difference across a clock step (see steps): d,
+// of uncertainty sigma, its offset's, and rate its clock's.
+type stepDiff struct {
+	node     int
+	d, sigma float64
+	rate     float64
+}
+
+// greySigmas is how many σ of its difference across a cluster no node
+// was taken to have stepped in make a node's difference a step too small
+// to attribute: beyond it honest noise goes but 0.27 % of the time.
+const greySigmas = 3
+
+// greyZone is the differences beyond greySigmas, by node, of a cluster
+// whose steps steps attributed to no node: the reference's is minus the
+// median of the others' (with the median's σ taken as a typical
+// difference's), each other node's its own less the reference's share.
+func greyZone(ds []stepDiff, gauge, gsigma float64, ref int) map[int]float64 {
+	out := map[int]float64{}
+	for _, d := range ds {
+		size, sigma := d.d-d.rate*gauge, math.Hypot(d.sigma, gsigma)
+		if math.Abs(size) > greySigmas*sigma {
+			out[d.node] = math.Abs(size)
+		}
+	}
+	return out
 }
 
 // stepTime brackets node's step from the cluster's edges that saw it:
@@ -328,7 +450,10 @@ func (s *Solver) boundarySteps(round uint64, at int64, first *graphcalc.RoundSum
 	if s.noSteps || s.lastSum == nil || s.last+1 != round || first == nil {
 		return b
 	}
-	st, gauge := s.steps(carry(first, at, nil), carry(s.lastSum, at, &s.wander))
+	// Between windows no edge saw a step: a difference short of
+	// stepSigmas is noise (steps' third result, for a step the edges saw,
+	// is not asked for).
+	st, gauge, _ := s.steps(carry(first, at, nil), carry(s.lastSum, at, &s.wander))
 	if len(st) == 0 {
 		return b
 	}

@@ -32,6 +32,10 @@ const (
 	// Significance is how improbable, for honest σ, the count of
 	// predictions beyond 3σ must be to fail.
 	Significance = 1e-3
+	// Beyond is how many σ off one prediction fails on its own, however
+	// few there are: Gaussian errors go so far once in 10²³, and any
+	// distribution with that σ (Chebyshev) but once in a hundred.
+	Beyond = 10
 )
 
 // Count is a self-check's figures over some node-rounds.
@@ -57,8 +61,12 @@ func (c Count) Share() float64 {
 }
 
 // Fails reports whether the predictions beyond 3σ are more than Target of
-// them and improbable (below Significance) for honest σ.
+// them and improbable (below Significance) for honest σ, or the worst is
+// beyond Beyond σ.
 func (c Count) Fails() bool {
+	if c.MaxSigma > Beyond {
+		return true
+	}
 	beyond := c.Predictions - c.Within3Sigma
 	if beyond == 0 || float64(beyond) <= Target*float64(c.Predictions) {
 		return false
@@ -91,6 +99,8 @@ type Summary struct {
 func (s Summary) Fails() bool { return s.Count.Fails() || len(s.Failing) > 0 }
 
 // Summarize adds up the self-checks of the records of rounds from on.
+// Each prediction (a link's) counts for both of its nodes, so the run's
+// own figures are half the nodes' sums.
 func Summarize(offs []offsets.Offset, from uint64) Summary {
 	s := Summary{From: from}
 	byNode := map[int]*Node{}
@@ -106,6 +116,8 @@ func Summarize(offs []offsets.Offset, from uint64) Summary {
 		}
 		n.add(*o.SelfCheck)
 	}
+	s.Predictions /= 2
+	s.Within3Sigma /= 2
 	for _, n := range byNode {
 		s.Nodes = append(s.Nodes, *n)
 	}

@@ -9,35 +9,41 @@ import (
 )
 
 // TestFails: a count fails when its predictions beyond 3σ are more than
-// 1 % of them and improbable for honest σ (0.27 % beyond 3σ) at 1e-3.
+// 1 % of them and improbable for honest σ (0.27 % beyond 3σ) at 1e-3, or
+// when one is beyond 10σ.
 func TestFails(t *testing.T) {
 	for _, tc := range []struct {
 		n, beyond int
 		want      bool
+		worst     float64
 	}{
-		{0, 0, false},
-		{100, 3, false}, // 3 %, but p = 0.0026
-		{10, 0, false},
-		{10, 1, false}, // 10 %, but one of ten is chance (p = 0.027)
-		{10, 2, true},  // p = 3.2e-4
-		{126, 1, false},
-		{126, 3, false}, // p = 0.005
-		{126, 4, true},  // 3.2 %, p = 5e-4
-		{1000, 10, false},
-		{1000, 11, true}, // 1.1 %, p ≈ 3e-4
-		{1000, 8, false},
-		{100000, 999, false},
-		{100000, 1001, true},
+		{0, 0, false, 0},
+		{100, 3, false, 0}, // 3 %, but p = 0.0026
+		{10, 0, false, 0},
+		{10, 1, false, 0}, // 10 %, but one of ten is chance (p = 0.027)
+		{10, 2, true, 0},  // p = 3.2e-4
+		{126, 1, false, 0},
+		{126, 3, false, 0}, // p = 0.005
+		{126, 4, true, 0},  // 3.2 %, p = 5e-4
+		{1000, 10, false, 0},
+		{1000, 11, true, 0}, // 1.1 %, p ≈ 3e-4
+		{1000, 8, false, 0},
+		{100000, 999, false, 0},
+		{100000, 1001, true, 0},
+		{1, 1, false, 9.5}, // one of one at 9.5σ: a heavy tail's chance
+		{1, 1, true, 12},   // no chance
+		{1000, 1, true, 392267},
 	} {
-		c := Count{Predictions: tc.n, Within3Sigma: tc.n - tc.beyond}
+		c := Count{Predictions: tc.n, Within3Sigma: tc.n - tc.beyond, MaxSigma: tc.worst}
 		if got := c.Fails(); got != tc.want {
-			t.Errorf("%d of %d beyond 3σ: Fails() = %v, want %v", tc.beyond, tc.n, got, tc.want)
+			t.Errorf("%d of %d beyond 3σ, worst %.1fσ: Fails() = %v, want %v", tc.beyond, tc.n, tc.worst, got, tc.want)
 		}
 	}
 }
 
-// TestSummarize adds node-rounds up from a round on and names the nodes
-// that fail, worst first.
+// TestSummarize adds node-rounds up from a round on (the run's figures
+// half their sums, each prediction counting for two nodes) and names the
+// nodes that fail, worst first.
 func TestSummarize(t *testing.T) {
 	rec := func(round uint64, node, n, within int, worst float64) offsets.Offset {
 		return offsets.Offset{RoundID: round, NodeID: node, SelfCheck: &offsets.SelfCheck{Predictions: n, Within3Sigma: within, MaxSigma: worst}}
@@ -52,8 +58,8 @@ func TestSummarize(t *testing.T) {
 		{RoundID: 3, NodeID: 2}, // no prediction
 	}
 	s := Summarize(offs, 2)
-	if s.Predictions != 250 || s.Within3Sigma != 240 || s.MaxSigma != 9 {
-		t.Errorf("overall %+v; want 240 of 250, worst 9", s.Count)
+	if s.Predictions != 125 || s.Within3Sigma != 120 || s.MaxSigma != 9 {
+		t.Errorf("overall %+v; want 120 of 125, worst 9", s.Count)
 	}
 	var got []string
 	for _, n := range s.Nodes {
