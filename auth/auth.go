@@ -28,6 +28,8 @@ import (
 	"hash"
 	"os"
 	"strings"
+
+	"github.com/chronosync/chronosync/infile"
 )
 
 // Sizes of the sealed form: msg ‖ from (4 bytes) ‖ to (4) ‖ seq (8) ‖ tag
@@ -74,7 +76,8 @@ func NewKey(b []byte) (*Key, error) {
 
 // LoadKey reads a key file: the key in hex (64 hex digits or more, for
 // `openssl rand -hex 32`), surrounding white space ignored. A file others
-// may read is refused: the key is the cluster's only secret.
+// may read is refused: the key is the cluster's only secret. So is anything
+// but a regular file, and a file over infile.MaxKey (4 KiB), unread.
 func LoadKey(path string) (*Key, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -83,7 +86,7 @@ func LoadKey(path string) (*Key, error) {
 	if st.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("auth: key file %s is readable by others (mode %v); expected mode 0600 (chmod 600 %s)", path, st.Mode().Perm(), path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.Key)
 	if err != nil {
 		return nil, fmt.Errorf("auth: key file: %w", err)
 	}

@@ -23,7 +23,10 @@ type CalibrationResult struct {
 // Calibrate measures how well the uncertainties in a sync run's
 // offsets.jsonl contain its errors against truth.jsonl, from the
 // scenario's converged_from round on. Runs without ground truth (real
-// runs) are an error.
+// runs) are an error. offsets.jsonl is read as combine and estimate read
+// it (offsets.ReadStrict): a torn last line, a second record of one round
+// and node, or a round with fewer records than rounds.jsonl says were
+// solved is an error, not a calibration of what is left.
 func Calibrate(dir string) (*CalibrationResult, error) {
 	sc, err := scenario.Load(filepath.Join(dir, FileScenario))
 	if err != nil {
@@ -32,7 +35,7 @@ func Calibrate(dir string) (*CalibrationResult, error) {
 	if sc.Protocol.Kind != scenario.ProtocolSync {
 		return nil, fmt.Errorf("calibrate %s: the run's protocol is %q, not sync: it exported no clock models; calibrate a run of a scenario with protocol: {kind: sync}", dir, sc.Protocol.Kind)
 	}
-	info, offs, err := offsets.ReadOffsets(filepath.Join(dir, FileOffsets))
+	info, offs, err := offsets.ReadStrict(filepath.Join(dir, FileOffsets)) // as combine and estimate read it
 	if err != nil {
 		return nil, fmt.Errorf("calibrate %s: %w", dir, err)
 	}

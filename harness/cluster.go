@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/chronosync/chronosync/auth"
+	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/real"
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/world"
@@ -24,6 +25,12 @@ import (
 //	scenario: sync4.yaml      # relative to the cluster file
 //	addresses: [10.0.0.1, 10.0.0.2, 10.0.0.3, 10.0.0.4]
 //	key: cluster.key          # optional; relative to the cluster file
+//
+// Each address is one node's own unicast address, in any spelling
+// (::ffff:10.0.0.1 is 10.0.0.1), optionally with its subnet's prefix
+// length (10.0.0.1/24) so that the subnet's broadcast address is refused
+// too; no two nodes may have one address, as every node listens on the
+// same ports.
 //
 // With a key file (hex, mode 0600: openssl rand -hex 32 > cluster.key)
 // every datagram and stream frame is sealed with it; without one the
@@ -44,9 +51,13 @@ type Cluster struct {
 }
 
 // LoadCluster reads and checks a cluster file: known keys only, a loadable
-// scenario, one valid, distinct address per scenario node.
+// scenario, one unicast address per scenario node (not unspecified,
+// broadcast or multicast; with a prefix length, not the subnet's
+// broadcast either), each in its canonical form (an IPv4-mapped IPv6
+// address is its IPv4 address) and no two nodes' the same. An error names
+// the file, the line, the node and the field.
 func LoadCluster(path string) (*Cluster, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.Cluster)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
@@ -73,19 +84,85 @@ func LoadCluster(path string) (*Cluster, error) {
 			return nil, fmt.Errorf("cluster %s: %w", path, err)
 		}
 	}
+	lines := addressLines(data)
 	seen := map[netip.Addr]int{}
 	for i, a := range f.Addresses {
-		ip, err := netip.ParseAddr(a)
+		where := fmt.Sprintf("cluster %s", path)
+		if i < len(lines) && lines[i] > 0 {
+			where += fmt.Sprintf(":%d", lines[i])
+		}
+		where += fmt.Sprintf(": node %d (addresses[%d] %q)", i, i, a)
+		ip, err := parseNodeAddr(a)
 		if err != nil {
-			return nil, fmt.Errorf("cluster %s: address %d: %w", path, i, err)
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		if j, dup := seen[ip]; dup {
-			return nil, fmt.Errorf("cluster %s: nodes %d and %d share the address %s", path, j, i, ip)
+			return nil, fmt.Errorf("%s: node %d (addresses[%d] %q%s) has the address %s already: every node listens on the same ports, so each needs an address of its own",
+				where, j, j, f.Addresses[j], lineSuffix(lines, j), ip)
 		}
 		seen[ip] = i
 		c.Addresses = append(c.Addresses, ip)
 	}
 	return c, nil
+}
+
+// parseNodeAddr parses a cluster file's address of a node: an IP address,
+// or one with its subnet's prefix length (10.0.0.5/24), which lets the
+// subnet's broadcast address be refused too. The address must be unicast
+// (real.CheckUnicast, real.CheckUnicastIn) and is returned in its
+// canonical form: an IPv4-mapped IPv6 address as its IPv4 address.
+func parseNodeAddr(s string) (netip.Addr, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Addr{}, fmt.Errorf("expected an IP address, optionally with its subnet's prefix length (10.0.0.5/24): %w", err)
+		}
+		if err := real.CheckUnicastIn(p); err != nil {
+			return netip.Addr{}, err
+		}
+		return real.CanonicalAddr(p.Addr()), nil
+	}
+	ip, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("expected an IP address: %w", err)
+	}
+	if err := real.CheckUnicast(ip); err != nil {
+		return netip.Addr{}, err
+	}
+	return real.CanonicalAddr(ip), nil
+}
+
+// addressLines returns the line of each element of a cluster file's
+// addresses: sequence, as the YAML decoder found them (0 where it did not:
+// the file decoded already, so this only adds lines to its errors).
+func addressLines(data []byte) []int {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		if m.Content[k].Value != "addresses" || m.Content[k+1].Kind != yaml.SequenceNode {
+			continue
+		}
+		var out []int
+		for _, e := range m.Content[k+1].Content {
+			out = append(out, e.Line)
+		}
+		return out
+	}
+	return nil
+}
+
+// lineSuffix is ", line N" for the i-th address, or "" without a line.
+func lineSuffix(lines []int, i int) string {
+	if i < len(lines) && lines[i] > 0 {
+		return fmt.Sprintf(", line %d", lines[i])
+	}
+	return ""
 }
 
 // relativeTo resolves name, written in the file at path, against that

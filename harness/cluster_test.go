@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chronosync/chronosync/estimate"
 	"github.com/chronosync/chronosync/probe"
+	"github.com/chronosync/chronosync/real"
 	"github.com/chronosync/chronosync/scenario"
 )
 
@@ -234,5 +236,334 @@ func TestClusterKey(t *testing.T) {
 	t.Logf("%d of 50 garbage datagrams dropped as forged", forged)
 	if forged < 1 || forged > 50 {
 		t.Errorf("auth_forged = %d, want the garbage datagrams (up to 50)", forged)
+	}
+}
+
+// writeCluster writes the two-node scenario and a cluster file with the
+// given addresses: line (as written) into a new directory, and returns the
+// cluster file's path.
+func writeCluster(t *testing.T, addresses string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(cluster2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cf := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(cf, []byte("scenario: c.yaml\naddresses:\n"+addresses), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cf
+}
+
+// TestClusterAddressesUnicast: a cluster file's addresses are each one
+// node's unicast address. The unspecified address (with which the master
+// failed to start and rank 1 ran 6 s with no round and said ok), the
+// broadcast address, a subnet's broadcast (given a prefix length) and
+// multicast addresses are refused, the error naming the file, the line,
+// the node and the field, and saying which kind of address it is; in any
+// spelling (::ffff:0.0.0.0). Unicast addresses, with or without a prefix
+// length, load in their canonical form.
+func TestClusterAddressesUnicast(t *testing.T) {
+	for _, tc := range []struct {
+		addr string
+		want string // "" for accepted
+	}{
+		{"0.0.0.0", "0.0.0.0 is the unspecified address"},
+		{"::", ":: is the unspecified address"},
+		{"::ffff:0.0.0.0", "0.0.0.0 is the unspecified address"},
+		{"255.255.255.255", "255.255.255.255 is the broadcast address"},
+		{"10.1.2.255/24", "10.1.2.255 is the broadcast address of the subnet 10.1.2.0/24"},
+		{"10.1.2.3/30", "10.1.2.3 is the broadcast address of the subnet 10.1.2.0/30"},
+		{"224.0.0.1", "224.0.0.1 is a multicast address"},
+		{"239.1.2.3", "239.1.2.3 is a multicast address"},
+		{"ff02::1", "ff02::1 is a multicast address"},
+		{"not-an-address", "expected an IP address"},
+		{"10.1.2.3/33", "expected an IP address, optionally with its subnet's prefix length"},
+		{"10.1.2.254/24", ""},
+		{"10.1.2.255/23", ""}, // a host of 10.1.2.0/23
+		{"10.1.2.3/31", ""},   // a point-to-point link has no broadcast
+		{"::ffff:10.9.8.7", ""},
+		{"2001:db8::1", ""},
+	} {
+		t.Run(tc.addr, func(t *testing.T) {
+			cf := writeCluster(t, "  - 127.0.0.1\n  - \""+tc.addr+"\"\n")
+			c, err := LoadCluster(cf)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("%s refused: %v", tc.addr, err)
+				}
+				want := strings.TrimPrefix(strings.Split(tc.addr, "/")[0], "::ffff:")
+				if got := c.Addresses[1].String(); got != want {
+					t.Errorf("node 1's address %s, want %s (canonical)", got, want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("%s accepted as node 1's address", tc.addr)
+			}
+			for _, part := range []string{cf + ":4: node 1 (addresses[1] \"" + tc.addr + "\")", tc.want} {
+				if !strings.Contains(err.Error(), part) {
+					t.Errorf("err = %v\nwant it to say %q", err, part)
+				}
+			}
+		})
+	}
+	// The real world refuses them too, for callers that build a cluster
+	// without a file.
+	for _, a := range []string{"0.0.0.0", "255.255.255.255", "224.0.0.1", "ff02::1"} {
+		_, err := real.New(real.Config{Nodes: []real.NodeConfig{{Addr: netip.MustParseAddr("127.0.0.1")}, {Addr: netip.MustParseAddr(a)}}})
+		if err == nil || !strings.Contains(err.Error(), "real: node 1: "+a+" is ") {
+			t.Errorf("real.New with node 1 at %s: err = %v", a, err)
+		}
+	}
+}
+
+// TestClusterAddressDuplicateSpellings: one address written twice in two
+// spellings (127.0.0.1 and ::ffff:127.0.0.1, which the kernel reports
+// alike) is refused, naming both nodes, their lines and the address.
+func TestClusterAddressDuplicateSpellings(t *testing.T) {
+	for _, tc := range []struct{ a, b, addr string }{
+		{"127.0.0.1", "::ffff:127.0.0.1", "127.0.0.1"},
+		{"::ffff:127.0.0.1", "127.0.0.1", "127.0.0.1"},
+		{"127.0.0.1", "127.0.0.1/8", "127.0.0.1"},
+		{"::1", "0:0:0:0:0:0:0:1", "::1"},
+	} {
+		t.Run(tc.a+","+tc.b, func(t *testing.T) {
+			cf := writeCluster(t, "  - \""+tc.a+"\"\n  - \""+tc.b+"\"\n")
+			_, err := LoadCluster(cf)
+			if err == nil {
+				t.Fatalf("%s and %s accepted as two nodes' addresses", tc.a, tc.b)
+			}
+			want := fmt.Sprintf("%s:4: node 1 (addresses[1] %q): node 0 (addresses[0] %q, line 3) has the address %s already",
+				cf, tc.b, tc.a, tc.addr)
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("err = %v\nwant %q", err, want)
+			}
+		})
+	}
+	// The real world compares canonical addresses too.
+	_, err := real.New(real.Config{Nodes: []real.NodeConfig{
+		{Addr: netip.MustParseAddr("127.0.0.1")}, {Addr: netip.MustParseAddr("::ffff:127.0.0.1")},
+	}})
+	if err == nil || !strings.Contains(err.Error(), "nodes 0 and 1 share the address 127.0.0.1") {
+		t.Errorf("real.New with 127.0.0.1 and ::ffff:127.0.0.1: err = %v", err)
+	}
+}
+
+// TestNodeNeverSawRound: rank 1 of a cluster whose master never runs
+// (as when the master's 0.0.0.0 made it fail to start) ran 6 s with 0
+// rounds and 0 probes and said `status: ok`. It is failed now, saying
+// why and naming the master's address, and its run directory is still
+// written.
+func TestNodeNeverSawRound(t *testing.T) {
+	c, addrs := loopbackCluster(t)
+	sc := *c.Scenario
+	sc.Duration = time.Second
+	sc.Protocol.Sync.Window = 100 * time.Millisecond
+	out := filepath.Join(t.TempDir(), "rank1")
+	res, err := Run(&sc, Options{Out: out, Backend: "real", Context: context.Background(),
+		Cluster: &ClusterNode{Addresses: addrs, Rank: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.Sync == nil || s.Sync.Rounds != 0 || s.Sync.WindowsClosed != 0 || s.Sync.Probes.PairsSent != 0 {
+		t.Fatalf("rank 1 without a master: sync %+v; want no round, no window, no probe", s.Sync)
+	}
+	if s.Status != StatusFailed {
+		t.Errorf("status %q, want %q", s.Status, StatusFailed)
+	}
+	want := fmt.Sprintf("no round started in 1s (master unreachable? node 0 at %s)", addrs[0])
+	if s.StatusReason != want {
+		t.Errorf("status reason %q, want %q", s.StatusReason, want)
+	}
+	var b strings.Builder
+	res.Print(&b)
+	if !strings.Contains(b.String(), "status: failed: "+want+"\n") || strings.Contains(b.String(), "status: ok") {
+		t.Errorf("printed summary does not end failed:\n%s", b.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, FileSummary)); err != nil {
+		t.Errorf("no summary written: %v", err)
+	}
+}
+
+// runCluster2 runs both ranks of a two-node loopback cluster in this
+// process while during runs beside them (from 1.5 s on), and returns
+// their results by rank.
+func runCluster2(t *testing.T, c *Cluster, addrs []netip.Addr, during func()) [2]*Result {
+	t.Helper()
+	var results [2]*Result
+	errs := make(chan error, 2)
+	for rank := range 2 {
+		go func() {
+			res, err := Run(c.Scenario, Options{Out: filepath.Join(t.TempDir(), "r"), Backend: "real", Context: context.Background(),
+				Cluster: &ClusterNode{Addresses: addrs, Rank: rank}})
+			results[rank] = res
+			errs <- err
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	during()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	return results
+}
+
+// TestNonNodeDatagramsSummary: 1,000 datagrams from a loopback address
+// that is no node's, to rank 1's probe port, marked the run degraded with
+// `69300.0 % > 0.1 % (693 of 0 sent)`: counted with the run's own drops
+// and judged against the datagrams sent on links that a cluster does not
+// count. They are their own reason now (`dropped: not_a_node`), outside
+// the run's own drops, which are judged against the datagrams received
+// from the nodes; no percentage is printed over zero.
+func TestNonNodeDatagramsSummary(t *testing.T) {
+	c, addrs := loopbackCluster(t)
+	stranger := addrs[1].Next() // 127.77.a.3: loopback, no node's
+	const sent = 1000
+	results := runCluster2(t, c, addrs, func() {
+		g, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(stranger, 0)), net.UDPAddrFromAddrPort(netip.AddrPortFrom(addrs[1], probe.Port)))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer g.Close()
+		for i := range sent {
+			g.Write([]byte(strings.Repeat("x", 1+i%72)))
+		}
+	})
+	s := results[1].Summary
+	var b strings.Builder
+	results[1].Print(&b)
+	printed := b.String()
+	t.Logf("rank 1: dropped %v; status %s", s.Network.Dropped, s.Status)
+	if n := s.Network.Dropped["not_a_node"]; n < 1 || n > sent {
+		t.Errorf("not_a_node = %d, want the stranger's datagrams (up to %d)", n, sent)
+	}
+	if !strings.Contains(printed, "dropped: not_a_node ") {
+		t.Errorf("the dropped: line does not say not_a_node:\n%s", printed)
+	}
+	for _, c := range s.Conditions {
+		if c.Name == "datagrams dropped by our own processes" && c.Over {
+			t.Errorf("the stranger's datagrams counted as the run's own: %s", c)
+		}
+	}
+	if s.Sync == nil || s.Sync.Probes.Malformed != 0 || len(s.Sync.Probes.Rejected) != 0 {
+		t.Errorf("the stranger's datagrams reached the prober: %+v", s.Sync)
+	}
+	for _, line := range strings.Split(printed, "\n") {
+		if strings.Contains(line, "of 0 ") && strings.Contains(line, "%") {
+			t.Errorf("a percentage over zero: %s", line)
+		}
+	}
+}
+
+// TestJudgeOwnDrops: the run's own drops are a share of what they are
+// counted against; with nothing to count them against, their count (over
+// a bound of 0), never a percentage of zero; none with neither.
+func TestJudgeOwnDrops(t *testing.T) {
+	for _, tc := range []struct {
+		d    ownDrops
+		want string // "" for no condition
+	}{
+		{ownDrops{dropped: 0, of: 0, ofWhat: "received from the nodes"}, ""},
+		{ownDrops{dropped: 693, of: 0, ofWhat: "received from the nodes"}, "datagrams dropped by our own processes 693 > 0 (none received from the nodes to compare with"},
+		{ownDrops{dropped: 1, of: 10000, ofWhat: "sent on the links"}, "datagrams dropped by our own processes 0.0 % ≤ 0.1 % (1 of 10,000 sent on the links"},
+		{ownDrops{dropped: 30, of: 10000, ofWhat: "received from the nodes"}, "datagrams dropped by our own processes 0.3 % > 0.1 % (30 of 10,000 received from the nodes"},
+	} {
+		var cs conditions
+		judgeOwnDrops(&cs, tc.d)
+		switch {
+		case tc.want == "" && len(cs) != 0:
+			t.Errorf("%+v: %v, want no condition", tc.d, cs)
+		case tc.want != "" && (len(cs) != 1 || !strings.HasPrefix(cs[0].String(), tc.want)):
+			t.Errorf("%+v: %v\nwant %q", tc.d, cs, tc.want)
+		}
+	}
+}
+
+// probeDatagram is a probe request (kind 1) or reply (kind 2) as package
+// probe encodes them: magic "CS", version 2, kind, window, pair, slot; a
+// reply's t2 and t3 are 0 (a plausible exchange: t3 ≥ t2).
+func probeDatagram(kind byte, header []byte) []byte {
+	b := make([]byte, probe.PacketSize)
+	copy(b, []byte{'C', 'S', 2, kind})
+	copy(b[4:17], header)
+	return b
+}
+
+// TestUnkeyedReplayCounted: in an unkeyed cluster a datagram replayed
+// from a node's own address and port passes the address check, and was
+// counted nowhere. Here the test is node 1 of a two-node cluster: it
+// answers each of the master's probe requests and sends the reply again,
+// and sends one request of its own twice. The master counts the second
+// replies as duplicate and the request answered again as replayed, in
+// summary.json and the printed summary.
+func TestUnkeyedReplayCounted(t *testing.T) {
+	c, addrs := loopbackCluster(t)
+	sc := *c.Scenario
+	sc.Duration = 2 * time.Second
+	sc.Protocol.Sync.Window = 500 * time.Millisecond
+	sock, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(addrs[1], probe.Port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sock.Close()
+	master := net.UDPAddrFromAddrPort(netip.AddrPortFrom(addrs[0], probe.Port))
+	var replied, requested atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 1500)
+		for {
+			n, _, err := sock.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			switch {
+			case n == probe.PacketSize && buf[3] == 1 && replied.Load() < 10: // the master's request
+				reply := probeDatagram(2, buf[4:17])
+				sock.WriteToUDP(reply, master)
+				sock.WriteToUDP(reply, master) // replayed
+				replied.Add(1)
+				if replied.Load() == 1 {
+					req := probeDatagram(1, []byte{0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 3, 1}) // window 9, pair 3, slot 1
+					sock.WriteToUDP(req, master)
+					sock.WriteToUDP(req, master) // replayed
+					requested.Add(1)
+				}
+			}
+		}
+	}()
+	res, err := Run(&sc, Options{Out: filepath.Join(t.TempDir(), "rank0"), Backend: "real", Context: context.Background(),
+		Cluster: &ClusterNode{Addresses: addrs, Rank: 0}})
+	sock.Close()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replied.Load() == 0 || requested.Load() == 0 {
+		t.Fatalf("the master sent node 1 no probe request (%d replied)", replied.Load())
+	}
+	s := res.Summary
+	t.Logf("%d requests answered twice; master's probes %+v; authenticated %v", replied.Load(), s.Sync.Probes, s.Real.Authenticated)
+	if s.Real.Authenticated {
+		t.Fatal("the cluster is keyed")
+	}
+	rej := s.Sync.Probes.Rejected
+	if rej["replayed"] != 1 {
+		t.Errorf("replayed = %d, want the one request sent twice", rej["replayed"])
+	}
+	// Each second reply is a duplicate while its window is open; one
+	// answering the window's last probe may come after it closed (late).
+	if d := rej["duplicate"]; d < 1 || int64(d) > replied.Load() {
+		t.Errorf("duplicate = %d, want the replies sent twice (%d)", d, replied.Load())
+	}
+	var b strings.Builder
+	res.Print(&b)
+	if !strings.Contains(b.String(), " replayed 1") || !strings.Contains(b.String(), " duplicate ") {
+		t.Errorf("the printed summary does not count them:\n%s", b.String())
 	}
 }

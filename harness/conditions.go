@@ -15,6 +15,10 @@ const (
 	// StatusDegraded: a measured condition of the run crossed its bound
 	// (Summary.Conditions), so its figures may not represent the scenario.
 	StatusDegraded = "degraded"
+	// StatusFailed: the run measured nothing of what its scenario asks
+	// (a sync node that never saw a round, or sent no probe);
+	// Summary.StatusReason says why. The commands exit non-zero.
+	StatusFailed = "failed"
 )
 
 // Condition is one measured figure of a run's conditions with the bound
@@ -81,14 +85,17 @@ func printStatus(w io.Writer, s Summary) {
 	if s.Status == "" {
 		return
 	}
-	fmt.Fprintf(w, "status: %s\n", s.Status)
+	fmt.Fprintf(w, "status: %s%s\n", s.Status, errSuffix(s.StatusReason))
 	for _, c := range s.Conditions {
 		if c.Over {
 			fmt.Fprintf(w, "  warning: %s\n", c)
 		}
 	}
-	if s.Status == StatusDegraded {
+	switch s.Status {
+	case StatusDegraded:
 		fmt.Fprintln(w, "  the figures above were measured under these conditions and may not represent the scenario")
+	case StatusFailed:
+		fmt.Fprintln(w, "  the run measured nothing of its scenario: its figures above are not a result")
 	}
 }
 

@@ -155,16 +155,7 @@ func (b *realBackend) judge(s *Summary) {
 		cs.check("CPU pressure", h.Pressure, maxPressure, "share",
 			fmt.Sprintf("wall time in which some runnable task waited for a CPU (PSI); CPUs %.0f %% busy, this run used %.2f CPUs", 100*h.Busy, h.OwnCPU))
 	}
-	own := float64(b.Drops() + b.BacklogDrops())
-	if b.net != nil && b.net.shaper != nil {
-		for _, st := range b.net.shaper.Stats() {
-			own += float64(st.WriteDropped + st.Unrouted)
-		}
-	}
-	if sent := float64(s.Network.Packets); sent > 0 || own > 0 {
-		cs.check("datagrams dropped by our own processes", own/max(sent, 1), maxOwnDrops, "share",
-			fmt.Sprintf("%s of %s sent: the shaper's ports and the nodes' sockets, not the link model", Count(int64(own)), Count(int64(sent))))
-	}
+	judgeOwnDrops(&cs, b.ownDrops(s))
 	if sy := s.Sync; sy != nil {
 		p := sy.Probes
 		network := s.Network.Lost + s.Network.QueueDrops + s.Network.Dropped["partition"] + s.Network.Dropped["linkdown"]
@@ -190,6 +181,96 @@ func (b *realBackend) judge(s *Summary) {
 	judgeTrust(&cs, s)
 	judgePhasegap(&cs, s)
 	s.Conditions, s.Status = cs, cs.status()
+	if why := b.sawNothing(s); why != "" {
+		s.Status, s.StatusReason = StatusFailed, why
+	}
+}
+
+// sawNothing says why a sync run that ran its duration measured
+// nothing, or "": none of this process's nodes closed a window and the
+// master completed no round (a cluster node whose master it never
+// reached), or, with edges to probe, no probe pair was sent in the
+// windows it closed. A run cut short (SIGINT) is left to the "run short"
+// condition, which marks it degraded.
+func (b *realBackend) sawNothing(s *Summary) string {
+	sy := s.Sync
+	if sy == nil {
+		return ""
+	}
+	if d := b.duration; d > 0 && !b.workloadEnded && 1-float64(b.phases.Run)/float64(d) > maxShortRun {
+		return ""
+	}
+	ran := b.phases.Run.Round(100 * time.Millisecond)
+	if sy.Rounds == 0 && sy.WindowsClosed == 0 {
+		if m := b.sc.Protocol.Sync.Master; b.rank != nil && *b.rank != m && m < len(b.addrs) {
+			return fmt.Sprintf("no round started in %v (master unreachable? node %d at %s)", ran, m, b.addrs[m])
+		}
+		return fmt.Sprintf("no round started in %v", ran)
+	}
+	probing := false
+	for _, e := range b.resolved.Edges {
+		probing = probing || b.runsHere(e.From)
+	}
+	if probing && sy.Probes.PairsSent == 0 {
+		return fmt.Sprintf("no probe sent in %v (%s windows closed)", ran, Count(int64(sy.WindowsClosed)))
+	}
+	return ""
+}
+
+// runsHere reports whether node i runs in this process (every node but on
+// a cluster node).
+func (b *realBackend) runsHere(i int) bool { return b.rank == nil || *b.rank == i }
+
+// ownDrops are the datagrams the run's own processes dropped (a read
+// error or a full loop at a node's socket; the shaper's failed writes and
+// unrouted frames), and those they are a share of, counted alike:
+// through the shaper the datagrams the nodes sent on its links, each of
+// which our processes carry; without it (a cluster node, a bridge or a
+// direct pair), where no link is counted, the datagrams from the nodes
+// that reached the nodes' sockets.
+// Datagrams from addresses that are no node's (not_a_node) and those
+// that do not open under the key (auth_*) are traffic from outside, not
+// drops of ours: they are in neither figure.
+type ownDrops struct {
+	dropped, of uint64
+	ofWhat      string // what of is: "sent on the links", "received from the nodes"
+}
+
+// ownDrops counts the run's own drops and what they are a share of.
+func (b *realBackend) ownDrops(s *Summary) ownDrops {
+	d := ownDrops{dropped: b.ReadErrors() + b.BacklogDrops()}
+	if b.net != nil && b.net.shaper != nil {
+		for _, st := range b.net.shaper.Stats() {
+			d.dropped += st.WriteDropped + st.Unrouted
+		}
+		d.of, d.ofWhat = s.Network.Packets, "sent on the links"
+		return d
+	}
+	// No shaper counts the links (a cluster node; a bridge or a direct
+	// pair): every datagram the nodes' sockets read, less those from
+	// outside, plus those a read error lost.
+	ts := b.Stats()
+	received := ts.RxKernel + ts.RxUser
+	a := b.AuthDrops()
+	outside := b.NotNodeDrops() + a.Forged + a.Replayed + a.Misdirected
+	d.of, d.ofWhat = max(received, outside)-outside+b.ReadErrors(), "received from the nodes"
+	return d
+}
+
+// judgeOwnDrops adds the condition on the run's own drops: a share of the
+// datagrams they are counted against, or, where there were none, their
+// count (any is over: a share of nothing is no figure).
+func judgeOwnDrops(cs *conditions, d ownDrops) {
+	const name = "datagrams dropped by our own processes"
+	what := "the shaper's ports and the nodes' sockets, not the link model, nor traffic from outside the cluster (not_a_node, auth_*)"
+	switch {
+	case d.of > 0:
+		cs.check(name, float64(d.dropped)/float64(d.of), maxOwnDrops, "share",
+			fmt.Sprintf("%s of %s %s: %s", Count(int64(d.dropped)), Count(int64(d.of)), d.ofWhat, what))
+	case d.dropped > 0:
+		cs.check(name, float64(d.dropped), 0, "",
+			fmt.Sprintf("none %s to compare with: %s", d.ofWhat, what))
+	}
 }
 
 // judgeShaper checks the shaper's release lateness on each link against a

@@ -14,6 +14,7 @@ import (
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/estimate"
+	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/probe/probelog"
 	"github.com/chronosync/chronosync/rounds"
 	"github.com/chronosync/chronosync/scenario"
@@ -93,7 +94,7 @@ func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
 			blocks, truth = append(blocks, b...), append(truth, w...)
 		}
 		slices.SortStableFunc(blocks, func(a, b probelog.Block) int { return cmp.Compare(a.RoundID, b.RoundID) })
-		_, exported, err := offsets.ReadOffsets(filepath.Join(dir, FileOffsets))
+		_, exported, err := offsets.ReadStrict(filepath.Join(dir, FileOffsets)) // as calibrate and combine read it
 		if err != nil {
 			return nil, fmt.Errorf("estimate %s: %w", dir, err)
 		}
@@ -185,7 +186,7 @@ func writeEstimate(dir, runID string, cfg rounds.Config, k estimate.Kind, r Esti
 
 // readProbes reads a whole probe stream.
 func readProbes(path string) ([]probelog.Block, probelog.Meta, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.ProbeLog)
 	if err != nil {
 		return nil, probelog.Meta{}, err
 	}

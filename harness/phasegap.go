@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/phasegap"
 	"github.com/chronosync/chronosync/phasegap/report"
@@ -123,10 +124,12 @@ func newPhasegapProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*phasegap
 	}
 	p.derive = d
 	if pg.CostsPath != "" {
-		if p.costs, err = halo.LoadCosts(pg.CostsPath); err != nil {
+		// Read once: the costs the run uses are the bytes its directory
+		// keeps, even if the file changes meanwhile.
+		if p.costsYAML, err = infile.ReadFile(pg.CostsPath, infile.Costs); err != nil {
 			return nil, fmt.Errorf("scenario %s: workload.costs: %w", sc.Name, err)
 		}
-		if p.costsYAML, err = os.ReadFile(pg.CostsPath); err != nil {
+		if p.costs, err = halo.ParseCosts(p.costsYAML, pg.CostsPath); err != nil {
 			return nil, fmt.Errorf("scenario %s: workload.costs: %w", sc.Name, err)
 		}
 		p.costsFrom = fmt.Sprintf("sha256:%x", sha256.Sum256(p.costsYAML))[:19]

@@ -35,8 +35,9 @@ type realBackend struct {
 	*real.World
 	program  func(world.NodeID) world.Program
 	duration time.Duration
-	net      *Network // nil for a cluster node
-	rank     *int     // the cluster node's rank
+	net      *Network     // nil for a cluster node
+	rank     *int         // the cluster node's rank
+	addrs    []netip.Addr // the cluster's addresses, by rank
 	rocm     *rocm.Clock
 	wall     time.Duration
 	phases   RealPhases
@@ -106,7 +107,7 @@ func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, p
 		if err := c.configure(&cfg); err != nil {
 			return nil, fmt.Errorf("run %s as a cluster node: %w", sc.Name, err)
 		}
-		b.rank = &c.Rank
+		b.rank, b.addrs = &c.Rank, c.Addresses
 		fmt.Fprintf(logw, "cluster node %d of %d at %s\n", c.Rank, len(c.Addresses), c.Addresses[c.Rank])
 	} else {
 		if b.net, err = startNetwork(sc, r, logw); err != nil {
@@ -203,16 +204,21 @@ func (b *realBackend) network() NetworkStats {
 }
 
 // worldDrops are the datagrams and frames the nodes' own sockets dropped,
-// by reason.
+// by reason: from an address that is no node's (not_a_node, and
+// connections from one: not_a_node_stream), lost to a
+// read error (read_error), beyond the loop's backlog (loop_backlog), or
+// not opening under the key (auth_*).
 func worldDrops(w *real.World) map[string]uint64 {
 	out := map[string]uint64{}
 	a := w.AuthDrops()
 	for why, k := range map[string]uint64{
-		"unknown_sender_or_read_error": w.Drops(),
-		"loop_backlog":                 w.BacklogDrops(),
-		"auth_forged":                  a.Forged,
-		"auth_replayed":                a.Replayed,
-		"auth_misdirected":             a.Misdirected,
+		"not_a_node":        w.NotNodeDrops(),
+		"not_a_node_stream": w.NotNodeStreams(),
+		"read_error":        w.ReadErrors(),
+		"loop_backlog":      w.BacklogDrops(),
+		"auth_forged":       a.Forged,
+		"auth_replayed":     a.Replayed,
+		"auth_misdirected":  a.Misdirected,
 	} {
 		if k > 0 {
 			out[why] = k

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/sim/eventlog"
 )
@@ -70,7 +71,7 @@ func Replay(dir string, progress io.Writer) (*ReplayResult, error) {
 	if m.Chronosync != res.Manifest.Chronosync || m.Go != res.Manifest.Go {
 		version = fmt.Sprintf(" (recorded with chronosync %s, %s; replayed with %s, %s)", m.Chronosync, m.Go, res.Manifest.Chronosync, res.Manifest.Go)
 	}
-	if edited, err := os.ReadFile(filepath.Join(dir, FileScenario)); err == nil && string(edited) != m.ScenarioAsRun {
+	if edited, err := infile.ReadFile(filepath.Join(dir, FileScenario), infile.Scenario); err == nil && string(edited) != m.ScenarioAsRun {
 		version += fmt.Sprintf(" (%s differs from the scenario recorded in %s)", FileScenario, FileManifest)
 	}
 	head := fmt.Sprintf("replay %s: %d events hash %016x recorded, %d events hash %016x replayed%s", dir, ckpt.Count, ckpt.Hash, got.Count, got.Hash, version)
@@ -85,7 +86,7 @@ func Replay(dir string, progress io.Writer) (*ReplayResult, error) {
 }
 
 func readCheckpoints(path string) (eventlog.Summary, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.EventLog)
 	if err != nil {
 		return eventlog.Summary{}, err
 	}
@@ -130,13 +131,13 @@ func firstDifference(a, b string) (uint64, string, string, error) {
 
 type gzFile struct {
 	*gzip.Reader
-	f *os.File
+	f *infile.File
 }
 
 func (g gzFile) Close() error { return errors.Join(g.Reader.Close(), g.f.Close()) }
 
 func openLog(path string) (io.ReadCloser, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.EventLog)
 	if err != nil {
 		return nil, err
 	}

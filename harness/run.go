@@ -100,7 +100,20 @@ func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 	if out == "" {
 		out = filepath.Join("runs", fmt.Sprintf("%s-seed%d", run.Name, run.Seed))
 	}
+	// One writer a run directory, from the checks to the rename.
+	lock, err := LockRunDir(out)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	var rank *int
+	if opts.Cluster != nil {
+		rank = &opts.Cluster.Rank
+	}
 	if err := checkReplaceable(out); err != nil {
+		return nil, err
+	}
+	if err := checkOwner(out, rank); err != nil {
 		return nil, err
 	}
 	opts.Out = out
@@ -121,7 +134,7 @@ func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 		return nil, err
 	}
 	// A failed run keeps what it wrote: its logs lead to the failure.
-	if cerr := commit(staged, out); cerr != nil {
+	if cerr := commit(staged, out, rank); cerr != nil {
 		return nil, errors.Join(err, cerr)
 	}
 	committed = true

@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
+	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/sim/eventlog"
 )
 
@@ -121,18 +124,110 @@ func checkReplaceable(out string) error {
 	return fmt.Errorf("run directory %s exists and is not a chronosync run directory (no %s); refusing to replace it", out, FileManifest)
 }
 
-// commit replaces out with the staged directory.
-func commit(staged, out string) error {
+// commit replaces out with the staged directory, unless out is not a
+// run directory or another cluster rank's (checkOwner; rank is this run's,
+// nil outside a cluster). The old directory is renamed aside first and
+// removed only once the new one is in place, and renamed back if that
+// fails: a crash in between leaves it beside out as
+// .<name>.tmp-*.old.
+func commit(staged, out string, rank *int) error {
 	if err := checkReplaceable(out); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(out); err != nil {
-		return fmt.Errorf("replace %s: %w", out, err)
+	if err := checkOwner(out, rank); err != nil {
+		return err
+	}
+	old := ""
+	if _, err := os.Lstat(out); err == nil {
+		old = staged + ".old"
+		if err := os.Rename(out, old); err != nil {
+			return fmt.Errorf("replace %s: move the old run directory aside: %w", out, err)
+		}
 	}
 	if err := os.Rename(staged, out); err != nil {
+		if old != "" {
+			if rerr := os.Rename(old, out); rerr != nil {
+				return fmt.Errorf("move run directory into place at %s: %w; the old one is at %s (putting it back: %v)", out, err, old, rerr)
+			}
+		}
 		return fmt.Errorf("move run directory into place at %s: %w", out, err)
 	}
+	if old != "" {
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("remove the old run directory %s (replaced by the new %s): %w", old, out, err)
+		}
+	}
 	return nil
+}
+
+// maxOwnerRead bounds what checkOwner reads of an existing run
+// directory's summary.json and run.log.
+const maxOwnerRead = 16 << 20
+
+// checkOwner fails when out holds the run of another cluster rank than
+// rank (nil: this run is no cluster node): its summary.json's rank, or for
+// a failed run without one, its run.log's "cluster node N of M" line. A
+// rank's results are never replaced by another rank's (or a single-host
+// run's).
+func checkOwner(out string, rank *int) error {
+	theirs, ok, err := runRank(out)
+	if err != nil || !ok {
+		return err
+	}
+	switch {
+	case rank == nil:
+		return fmt.Errorf("run directory %s holds cluster rank %d's run; refusing to replace it with a single-host run: give another --out", out, theirs)
+	case *rank != theirs:
+		return fmt.Errorf("run directory %s holds cluster rank %d's run, and this is rank %d: refusing to replace it (each rank writes its own directory: give each its own --out)", out, theirs, *rank)
+	}
+	return nil
+}
+
+// runRank returns the cluster rank whose run directory out is, if it is
+// one (see checkOwner).
+func runRank(out string) (rank int, ok bool, err error) {
+	b, err := readHead(filepath.Join(out, FileSummary))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return 0, false, fmt.Errorf("run directory %s: %w", out, err)
+	default:
+		var s struct {
+			Real *struct {
+				Rank *int `json:"rank"`
+			} `json:"real"`
+		}
+		if err := json.Unmarshal(b, &s); err == nil {
+			if s.Real == nil || s.Real.Rank == nil {
+				return 0, false, nil
+			}
+			return *s.Real.Rank, true, nil
+		}
+		// A summary cut by maxOwnerRead or damaged: the log says.
+	}
+	b, err = readHead(filepath.Join(out, FileLog))
+	if err != nil {
+		return 0, false, nil // no summary and no log: no rank's
+	}
+	for line := range strings.Lines(string(b)) {
+		var n, of int
+		if _, err := fmt.Sscanf(line, "cluster node %d of %d", &n, &of); err == nil {
+			return n, true, nil
+		}
+	}
+	return 0, false, nil
+}
+
+// readHead reads at most maxOwnerRead bytes of a regular file.
+func readHead(path string) ([]byte, error) {
+	// infile.Open: regular files only, opened without blocking (a FIFO
+	// put in the directory's place must not hang the run).
+	f, err := infile.Open(path, infile.EventLog)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxOwnerRead))
 }
 
 // writeJSON writes v, indented, to dir/name.
@@ -151,7 +246,7 @@ func writeJSON(dir, name string, v any) error {
 // ReadManifest reads dir/manifest.json.
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, FileManifest)
-	b, err := os.ReadFile(path)
+	b, err := infile.ReadFile(path, infile.Manifest)
 	if err != nil {
 		return nil, fmt.Errorf("read run manifest: %w", err)
 	}

@@ -34,9 +34,13 @@ type Summary struct {
 	Trace     *TraceSummary    `json:"trace,omitempty"`
 	Phasegap  *PhasegapSummary `json:"phasegap,omitempty"`
 	Real      *RealSummary     `json:"real,omitempty"`
-	// Status is StatusOK, or StatusDegraded when a measured condition of
-	// the run crossed its bound.
+	// Status is StatusOK, StatusDegraded when a measured condition of
+	// the run crossed its bound, or StatusFailed when the run measured
+	// nothing of its scenario (StatusReason says why).
 	Status string `json:"status"`
+	// StatusReason says why a run failed ("no round started in 6 s
+	// (master unreachable?)"); empty otherwise.
+	StatusReason string `json:"status_reason,omitempty"`
 	// Conditions are what a real run measured of its own conditions, with
 	// their bounds (none for a simulated run).
 	Conditions []Condition `json:"conditions,omitempty"`
@@ -168,8 +172,12 @@ func (r *Result) Print(w io.Writer) {
 	s := r.Summary
 	fmt.Fprintf(w, "scenario %s  seed %d  backend %s  nodes %d\n", s.Scenario, s.Seed, s.Backend, s.Nodes)
 	if rs := s.Real; rs != nil {
+		src := rs.TimestampSource
+		if src == "" {
+			src = "none (no datagram sent or received)"
+		}
 		fmt.Fprintf(w, "ran %.3gs in real time (boot %s, stop %s) on %s links (impairment %s), timestamps %s, %s\n",
-			s.Virtual, FormatNS(float64(rs.Phases.Start)), FormatNS(float64(rs.Phases.Stop)), rs.Topology, rs.Impairment, rs.TimestampSource, authWord(rs.Authenticated))
+			s.Virtual, FormatNS(float64(rs.Phases.Start)), FormatNS(float64(rs.Phases.Stop)), rs.Topology, rs.Impairment, src, authWord(rs.Authenticated))
 		printRealFaults(w, rs.Faults)
 	} else {
 		fmt.Fprintf(w, "simulated %.3gs in %v wall (%s), %s events, event-log hash %s\n",
@@ -217,7 +225,12 @@ func speed(virtual float64, wall time.Duration) string {
 // printPing writes the ping exchange: its counts and a table of the round
 // trips and offset errors, in one unit.
 func printPing(w io.Writer, p *PingSummary) {
-	fmt.Fprintf(w, "ping: %s sent, %s replies (%.2f%% of pings got none)\n", Count(p.Sent), Count(p.Received), 100*p.LossFraction)
+	if p.Sent > 0 {
+		fmt.Fprintf(w, "ping: %s sent, %s replies (%.2f%% of pings got none)\n", Count(p.Sent), Count(p.Received), 100*p.LossFraction)
+	} else {
+		// No share of nothing: a count of 0 says it.
+		fmt.Fprintf(w, "ping: none sent, %s replies\n", Count(p.Received))
+	}
 	if p.RTT.N == 0 {
 		fmt.Fprintln(w, "  no exchange completed: no round trip to report")
 		return

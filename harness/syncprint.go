@@ -30,14 +30,14 @@ func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
 	}
 	fmt.Fprintln(w)
 	if len(pr.Rejected) > 0 || pr.Malformed > 0 {
-		fmt.Fprintf(w, "  probe datagrams dropped for their content:")
+		fmt.Fprintf(w, "  probe datagrams dropped for their content, or repeated:")
 		if pr.Malformed > 0 {
 			fmt.Fprintf(w, " malformed %s", Count(int64(pr.Malformed)))
 		}
 		for _, why := range slices.Sorted(maps.Keys(pr.Rejected)) {
 			fmt.Fprintf(w, " %s %s", why, Count(int64(pr.Rejected[why])))
 		}
-		fmt.Fprintln(w, " (malformed: not a probe; spoofed: from another address than the one probed; implausible: timestamps no exchange can have, from a clock step inside it or a forgery; advert: offset or drift out of bounds; bad_node: no such node)")
+		fmt.Fprintln(w, " (malformed: not a probe; spoofed: from another address than the one probed; implausible: timestamps no exchange can have, from a clock step inside it or a forgery; advert: offset or drift out of bounds; bad_node: no such node; duplicate: a second reply to a probe already answered; replayed: a request answered already, answered again; the last two a datagram duplicated on a link or replayed)")
 	}
 	if pr.T3Kernel+pr.T3User > 0 {
 		fmt.Fprintf(w, "  t3: %s probes from the reply's transmit timestamp, carried in the next reply, %s from the responder's user-space reading: each window's last probe per edge, lost follow-ups, late transmit timestamps\n",
@@ -48,6 +48,13 @@ func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
 		u := UnitFor(c.EndToStart.P50, c.GatherWait.P50, c.SequenceSkew.P50)
 		fmt.Fprintf(w, "  rounds, p50 in %s: ROUND_END→ROUND_START %s, gather wait %s, sequence skew %s; %d retries, %s bytes gathered per round\n",
 			u.Name, u.Format(c.EndToStart.P50), u.Format(c.GatherWait.P50), u.Format(c.SequenceSkew.P50), c.Retries, Count(int64(math.Round(c.MessageBytes.Mean))))
+	}
+	if len(c.Refused) > 0 {
+		fmt.Fprintf(w, "  refused by the master:")
+		for _, why := range slices.Sorted(maps.Keys(c.Refused)) {
+			fmt.Fprintf(w, " %s %s", why, Count(int64(c.Refused[why])))
+		}
+		fmt.Fprintln(w, " (report: a node's report refused whole, the node missing from its round; edge: one edge of a report dropped; record: a record left out of the run files; see the rounds' warnings and the master's log)")
 	}
 	rows := []accuracyRow{{name: "exported (" + sy.Estimator + ")", acc: sy.Online}}
 	for _, e := range est {

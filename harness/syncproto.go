@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,6 +93,13 @@ type syncProtocol struct {
 	// reportsSeen are the nodes' reports in consensus mode, for its
 	// self-check (consensusSelfCheck).
 	reportsSeen []*syncpb.NodeWindowData
+	// tamper, if not nil, changes a node's report after Window recorded
+	// it and before the node sends it, as a faulty or hostile node would
+	// (tests only).
+	tamper func(node world.NodeID, d *syncpb.NodeWindowData)
+	// leftOut are the consensus records left out of offsets.jsonl (see
+	// writable), with why, for the summary.
+	leftOut []roundFigures
 	// graphcalc holds the offline estimates with their GraphCalc wall
 	// times, which vary between runs and so stay out of summary.json.
 	graphcalc []EstimateResult
@@ -103,6 +111,10 @@ type roundFigures struct {
 	missing []int
 	err     string
 	warning string // the round's inconsistency, if any
+	// refused counts what the master refused in the round and the
+	// records left out of the run files, by reason (see
+	// rounds.RoundReport.Refused, syncProtocol.writable).
+	refused map[string]int
 }
 
 func newSyncProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*syncProtocol, error) {
@@ -184,16 +196,22 @@ func (p *syncProtocol) Window(node world.NodeID, blocks []probelog.Block, data *
 		// summary does, from the nodes' records and these reports.
 		p.reportsSeen = append(p.reportsSeen, data)
 	}
+	if p.tamper != nil {
+		p.tamper(node, data)
+	}
 }
 
 // Round implements [rounds.Observer]: it appends the round to offsets.jsonl
 // and rounds.jsonl.
 func (p *syncProtocol) Round(r *rounds.RoundReport) {
 	p.online = append(p.online, r.Offsets...)
+	refused := maps.Clone(r.Refused)
+	var left []string // the records left out
 	recs := make([]any, 0, len(r.Offsets))
 	for _, o := range r.Offsets {
 		recs = append(recs, o)
 	}
+	recs = p.writable(recs, &refused, &left)
 	p.fail(p.offs.Append(recs...))
 	line := offsets.Round{
 		Type: "round", RoundID: r.Round, WindowID: r.Window, SequenceNumber: r.Sequence,
@@ -205,7 +223,10 @@ func (p *syncProtocol) Round(r *rounds.RoundReport) {
 		line.Reported = append(line.Reported, int(d.NodeId))
 	}
 	if r.Summary != nil {
-		line.Solved, line.RMSResidualNS, line.MaxResidualNS, line.Rejected = len(r.Summary.Nodes), r.Summary.RMSResidual, r.Summary.MaxResidual, r.Summary.Rejected
+		// Solved counts the records offsets.jsonl has of the round, which
+		// offsets.ReadStrict holds it to: a solved node whose record was
+		// left out (by the master, or by writable) is not counted.
+		line.Solved, line.RMSResidualNS, line.MaxResidualNS, line.Rejected = len(recs), r.Summary.RMSResidual, r.Summary.MaxResidual, r.Summary.Rejected
 		c := &r.Summary.Consistency
 		line.Chi2, line.Chi2DOF, line.PValue, line.BirgeRatio = c.Chi2, c.DOF, c.PValue, c.Birge
 		line.Inconsistent, line.Warning = !c.Consistent, c.Warning()
@@ -213,23 +234,60 @@ func (p *syncProtocol) Round(r *rounds.RoundReport) {
 	if len(r.Notes) > 0 {
 		line.Warning = strings.Join(append(slices.DeleteFunc([]string{line.Warning}, func(w string) bool { return w == "" }), r.Notes...), "; ")
 	}
-	fig := roundFigures{round: r.Round, figures: r.Figures, missing: r.Missing, warning: line.Warning}
 	if r.Err != nil {
-		line.Error, fig.err = r.Err.Error(), r.Err.Error()
-	}
-	p.reports = append(p.reports, fig)
-	if u := p.unsolvedRound(r, p.w.Now()); u != nil {
-		p.unsolved = append(p.unsolved, *u)
+		line.Error = r.Err.Error()
 	}
 	rr := make([]any, 0, len(r.Edges)+1)
 	for _, e := range r.Edges {
 		rr = append(rr, e)
 	}
-	p.fail(p.rnds.Append(append(rr, line)...))
+	rr = p.writable(append(rr, line), &refused, &left)
+	if len(left) > 0 {
+		line.Warning = strings.Join(slices.DeleteFunc(append([]string{line.Warning}, left...), func(w string) bool { return w == "" }), "; ")
+		if n := len(rr); n > 0 {
+			if _, ok := rr[n-1].(offsets.Round); ok {
+				rr[n-1] = line
+			}
+		}
+	}
+	fig := roundFigures{round: r.Round, figures: r.Figures, missing: r.Missing, warning: line.Warning, err: line.Error, refused: refused}
+	p.reports = append(p.reports, fig)
+	if u := p.unsolvedRound(r, p.w.Now()); u != nil {
+		p.unsolved = append(p.unsolved, *u)
+	}
+	p.fail(p.rnds.Append(rr...))
+}
+
+// writable returns recs without the records the run files' writers would
+// refuse (offsets.CheckRecord), counting each under "recorded FIELD" in
+// *refused and saying what it was in *left. The master's door keeps such
+// values out and the master leaves out any record of its solution they
+// would refuse (package rounds), so this never happens in rounds mode but
+// for a bug (a consensus record may: its drift comes from the peers'
+// adverts); then the run loses that record, never the run directory.
+func (p *syncProtocol) writable(recs []any, refused *map[string]int, left *[]string) []any {
+	return slices.DeleteFunc(recs, func(rec any) bool {
+		field, msg := offsets.CheckRecord(rec)
+		if field == "" {
+			return false
+		}
+		if *refused == nil {
+			*refused = map[string]int{}
+		}
+		(*refused)["recorded "+field]++
+		*left = append(*left, fmt.Sprintf("a %T record left out of the run files: %s: %s", rec, field, msg))
+		return true
+	})
 }
 
 // Consensus implements [rounds.Observer].
 func (p *syncProtocol) Consensus(_ world.NodeID, rec offsets.Offset) {
+	var refused map[string]int
+	var left []string
+	if len(p.writable([]any{rec}, &refused, &left)) == 0 {
+		p.leftOut = append(p.leftOut, roundFigures{round: rec.RoundID, warning: strings.Join(left, "; "), refused: refused})
+		return
+	}
 	p.online = append(p.online, rec)
 	p.fail(p.offs.Append(rec))
 }

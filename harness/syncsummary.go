@@ -5,6 +5,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/analysis/offsets"
@@ -22,7 +23,11 @@ type SyncSummary struct {
 	Reference int    `json:"reference_node"`
 	// Rounds counts the rounds the master completed (in consensus mode,
 	// the windows of the reference node).
-	Rounds        int    `json:"rounds"`
+	Rounds int `json:"rounds"`
+	// WindowsClosed counts the windows this process's nodes closed, each
+	// a node's part of one round: on a cluster node that is not the
+	// master, the rounds it took part in.
+	WindowsClosed int    `json:"windows_closed"`
 	ConvergedFrom uint64 `json:"converged_from_round"`
 	// Online is the accuracy of offsets.jsonl, what the run exported.
 	Online groundtruth.Accuracy `json:"online"`
@@ -72,6 +77,12 @@ type ControlSummary struct {
 	Missing map[string][]int `json:"missing,omitempty"`
 	// Errors lists, per round, why it was unsolved or only partly solved.
 	Errors map[string]string `json:"errors,omitempty"`
+	// Refused counts, over the run, what the master's door refused
+	// ("report FIELD": a report whole, the node missing from the round;
+	// "edge FIELD": one edge of a report) and the records left out of the
+	// run files ("record FIELD" by the master, "recorded FIELD" by the
+	// recorder), by reason; the rounds' warnings say which.
+	Refused map[string]int `json:"refused,omitempty"`
 	// Warnings lists, per round whose loops did not close within their
 	// uncertainty (GraphCalc inflated its uncertainties to cover it) or
 	// whose solution could not settle something (a clock step no node
@@ -92,7 +103,11 @@ type ProbeSummary struct {
 	// or corrupt, by reason (probe.Stats): replies from another address
 	// than the one probed ("spoofed"), timestamps that cannot be
 	// ("implausible"), adverts out of bounds ("advert"), node ids out of
-	// range ("bad_node").
+	// range ("bad_node"); and, counted though not all dropped, second
+	// replies to a probe already matched ("duplicate", dropped) and
+	// requests answered already ("replayed", answered again): a
+	// duplicated or a replayed datagram, which an unkeyed cluster cannot
+	// tell apart (a keyed one drops replays as auth_replayed first).
 	Rejected map[string]int `json:"rejected,omitempty"`
 	// T3Kernel and T3User count the answered probes by where their t3
 	// came from (probes.bin): the reply's transmit timestamp as the world
@@ -160,6 +175,20 @@ func (p *syncProtocol) summarize(s *Summary) {
 		out.SelfCheck = &sc
 	}
 	var ends, waits, skews, sizes []float64
+	for _, r := range slices.Concat(p.reports, p.leftOut) {
+		for why, n := range r.refused {
+			if out.Control.Refused == nil {
+				out.Control.Refused = map[string]int{}
+			}
+			out.Control.Refused[why] += n
+		}
+	}
+	for _, r := range p.leftOut { // consensus records: no round of a master's
+		if out.Control.Warnings == nil {
+			out.Control.Warnings = map[string]string{}
+		}
+		out.Control.Warnings[fmt.Sprint(r.round)] = strings.Join(slices.DeleteFunc([]string{out.Control.Warnings[fmt.Sprint(r.round)], r.warning}, func(w string) bool { return w == "" }), "; ")
+	}
 	for _, r := range p.reports {
 		ends = append(ends, float64(r.figures.EndToStart))
 		waits = append(waits, float64(r.figures.GatherWait))
@@ -188,6 +217,7 @@ func (p *syncProtocol) summarize(s *Summary) {
 	}
 	out.Unsolved = p.unsolved
 	out.Rounds = len(p.reports)
+	out.WindowsClosed = len(p.windows)
 	if p.cfg.Mode == rounds.ModeConsensus {
 		for _, w := range p.windows {
 			if w.Node == int(p.cfg.Reference) {
@@ -214,7 +244,8 @@ func (p *syncProtocol) summarize(s *Summary) {
 		if pr := n.Prober(); pr != nil {
 			st := pr.Stats()
 			out.Probes.Malformed += st.Malformed
-			for why, n := range map[string]int{"spoofed": st.Spoofed, "implausible": st.Implausible, "advert": st.AdvertsRejected, "bad_node": st.BadNode} {
+			for why, n := range map[string]int{"spoofed": st.Spoofed, "implausible": st.Implausible, "advert": st.AdvertsRejected, "bad_node": st.BadNode,
+				"duplicate": st.Duplicate, "replayed": st.Replayed} {
 				if n > 0 {
 					if out.Probes.Rejected == nil {
 						out.Probes.Rejected = map[string]int{}

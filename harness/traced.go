@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/chronosync/chronosync/scenario"
+	"github.com/chronosync/chronosync/trace/xspace"
 	"github.com/chronosync/chronosync/workload/snapshots"
 	"github.com/chronosync/chronosync/workload/training"
 	"github.com/chronosync/chronosync/world"
@@ -106,6 +107,7 @@ func (p *tracedProtocol) artifacts() []Artifact {
 			Artifact{fmt.Sprintf(fileNodeSnapshot, i), fmt.Sprintf("node %d's (host, tracer) snapshot pairs", i)})
 	}
 	a = append(a,
+		Artifact{xspace.FileTraceRecord, "what each node's trace holds (bytes, planes, events), to tell a cut trace"},
 		Artifact{FileCombined, "every node's trace on the global timeline (XSpace)"},
 		Artifact{"combined.trace.json.gz", "the combined trace as Chrome trace events, for Perfetto"},
 		Artifact{"combined.metadata.json", "per node: snapshots, offset windows, corrections, uncertainty"},

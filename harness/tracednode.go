@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/chronosync/chronosync/analysis/combine"
 	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/analysis/validate"
@@ -191,6 +193,7 @@ func (p *tracedProtocol) record(dir string) (*TraceSummary, error) {
 		ksum = &KinetoTraceSummary{}
 	}
 	truth := map[[2]int64]tracedEvent{} // (node, event id) → event
+	record := &xspace.TraceRecord{RunID: p.runID}
 	for i, n := range p.nodes {
 		if n == nil {
 			continue
@@ -204,6 +207,9 @@ func (p *tracedProtocol) record(dir string) (*TraceSummary, error) {
 		if err := xspace.Write(trace, space); err != nil {
 			return nil, err
 		}
+		counts := xspace.CountOf(space)
+		counts.Bytes = int64(proto.MarshalOptions{Deterministic: true}.Size(space)) // as Write wrote it
+		record.Traces = append(record.Traces, xspace.TraceEntry{Node: i, File: filepath.Base(trace), Counts: counts})
 		sp := &snapshotpb.SnapshotPairs{RunId: p.runID, NodeId: int64(i), Hostname: fmt.Sprintf("node%d", i),
 			SamplingPeriodNs: uint64(p.snap.Period), SnapshotsTaken: uint64(st.SnapshotsTaken), MissedDeadline: uint64(st.MissedDeadline)}
 		for _, q := range pairs {
@@ -229,6 +235,11 @@ func (p *tracedProtocol) record(dir string) (*TraceSummary, error) {
 		if !n.wl.Done() {
 			sum.Unfinished = append(sum.Unfinished, i)
 		}
+	}
+	// Beside the traces, what they hold: a trace cut at a message boundary
+	// still parses, and only these counts tell it from the whole one.
+	if err := xspace.WriteTraceRecord(dir, record); err != nil {
+		return nil, err
 	}
 	rawRep := validate.Check(raw)
 	if err := xspace.WriteFile(filepath.Join(dir, FileRawValidate), rawRep.WriteJSON); err != nil {

@@ -238,8 +238,8 @@ func judgeUnsolved(cs *conditions, s *Summary) {
 // its predictions beyond 3σ no more than honest uncertainties allow,
 // overall and on every node (see package selfcheck).
 func judgeSelfCheck(cs *conditions, s *Summary) {
-	if s.Sync == nil || s.Sync.SelfCheck == nil {
-		return
+	if s.Sync == nil || s.Sync.SelfCheck == nil || s.Sync.SelfCheck.Predictions == 0 {
+		return // no share of no predictions
 	}
 	sc := s.Sync.SelfCheck
 	why := fmt.Sprintf("%s of %s predictions of each round's models for the next window's edges, worst %.1f σ; honest σ leave 0.27 %% beyond 3σ",

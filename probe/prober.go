@@ -100,6 +100,59 @@ type Stats struct {
 	// BadNode counts datagrams dropped because the node they came from
 	// is out of range (not 0 ≤ id < [world.Env.Nodes]).
 	BadNode int
+	// Replayed counts requests from a node's prober that this responder
+	// had answered already (the same window, pair and slot): a datagram
+	// duplicated on the way or replayed by someone who recorded it. It is
+	// answered again, as before (a duplicated request's two replies make
+	// the requester use neither's transmit timestamp); this only counts
+	// it. The responder remembers, per requester, the latest window's
+	// last [ReplayWindow] probe slots: an older request cannot be told
+	// from a late one, and is not counted. Replies to a probe already
+	// matched are counted Duplicate.
+	Replayed int
+}
+
+// ReplayWindow is how many of a requester's latest probe slots (two a
+// pair) in its latest window a responder remembers as answered, to count
+// a request answered already (Stats.Replayed), as IPsec's and WireGuard's
+// replay windows do.
+const ReplayWindow = 64
+
+// answeredSet is a responder's record of the requests of one requester it
+// answered: the latest window, the highest slot index (pair·2 + slot)
+// answered in it, and a bit for each of the ReplayWindow indices up to it.
+type answeredSet struct {
+	any    bool
+	window uint64
+	top    uint64
+	bits   uint64 // bit k: index top−k answered
+}
+
+// seen records a request for window, pair and slot and reports whether it
+// was answered already.
+func (a *answeredSet) seen(window uint64, pair uint32, slot uint8) bool {
+	i := uint64(pair)*2 + uint64(slot)
+	switch {
+	case !a.any || window > a.window:
+		*a = answeredSet{any: true, window: window, top: i, bits: 1}
+		return false
+	case window < a.window:
+		return false // an earlier window: not remembered
+	case i > a.top:
+		if d := i - a.top; d < ReplayWindow {
+			a.bits = a.bits<<d | 1
+		} else {
+			a.bits = 1
+		}
+		a.top = i
+		return false
+	case a.top-i >= ReplayWindow:
+		return false // too old to tell
+	}
+	bit := uint64(1) << (a.top - i)
+	again := a.bits&bit != 0
+	a.bits |= bit
+	return again
 }
 
 // Bounds on what a reply may carry. A reply outside them is dropped and
@@ -150,7 +203,9 @@ type Prober struct {
 	// replies holds, per requester, what the responder's last reply to it
 	// was and its transmit timestamp.
 	replies []lastReply
-	stats   Stats
+	// answered holds, per requester, the requests answered (Replayed).
+	answered []answeredSet
+	stats    Stats
 }
 
 // lastReply is the responder's record of its last reply to one requester.
@@ -186,7 +241,7 @@ func New(env world.Env, peers []world.NodeID, cadence time.Duration) (*Prober, e
 	if cadence <= 0 {
 		return nil, fmt.Errorf("probe: cadence %v must be > 0", cadence)
 	}
-	p := &Prober{env: env, peers: peers, cadence: cadence, adverts: make([]Advert, env.Nodes()), replies: make([]lastReply, env.Nodes())}
+	p := &Prober{env: env, peers: peers, cadence: cadence, adverts: make([]Advert, env.Nodes()), replies: make([]lastReply, env.Nodes()), answered: make([]answeredSet, env.Nodes())}
 	c, err := env.ListenPacket(Port, p.receive)
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
@@ -388,6 +443,9 @@ func (p *Prober) answer(pkt world.Packet, r reply) {
 	p.stats.ProbesAnswered++
 	if last == nil {
 		return
+	}
+	if p.answered[pkt.From.Node].seen(r.window, r.pair, r.slot) {
+		p.stats.Replayed++
 	}
 	if again {
 		last.stamp.valid = false

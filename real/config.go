@@ -73,10 +73,14 @@ func (c *Config) validate() error {
 		if !n.Addr.IsValid() {
 			return fmt.Errorf("real: node %d has no address", i)
 		}
-		if j, dup := seen[n.Addr]; dup {
-			return fmt.Errorf("real: nodes %d and %d share the address %s", j, i, n.Addr)
+		if err := CheckUnicast(n.Addr); err != nil {
+			return fmt.Errorf("real: node %d: %w", i, err)
 		}
-		seen[n.Addr] = i
+		a := CanonicalAddr(n.Addr)
+		if j, dup := seen[a]; dup {
+			return fmt.Errorf("real: nodes %d and %d share the address %s (given as %s and %s)", j, i, a, c.Nodes[j].Addr, n.Addr)
+		}
+		seen[a] = i
 		if err := n.Clock.Validate(); err != nil {
 			return fmt.Errorf("real: node %d clock: %w", i, err)
 		}

@@ -94,14 +94,18 @@ func (c *packetConn) read(h world.PacketHandler) {
 			if errors.Is(err, net.ErrClosed) || c.closed.Load() {
 				return
 			}
-			c.n.w.drops.Add(1)
-			c.n.log.Warn("datagram read failed", "port", c.addr.Port, "err", err)
+			if c.n.w.readErrors.Add(1) == 1 {
+				c.n.log.Warn("datagram read failed (further read errors are only counted)", "port", c.addr.Port, "err", err)
+			}
 			continue
 		}
 		src, ok := c.n.w.worldAddr(from)
 		if !ok {
-			c.n.w.drops.Add(1)
-			c.n.log.Warn("datagram from an address that is no node's: dropped", "from", from.String(), "port", c.addr.Port)
+			// Traffic from outside the cluster, not a loss of ours:
+			// counted apart (not_a_node), the first one logged.
+			if c.n.w.notNode.Add(1) == 1 {
+				c.n.log.Warn("datagram from an address that is no node's: dropped (further ones are only counted)", "from", from.String(), "port", c.addr.Port)
+			}
 			continue
 		}
 		data := append([]byte(nil), buf[:size]...)

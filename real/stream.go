@@ -59,7 +59,9 @@ func (l *listener) accept(h world.StreamHandler) {
 		}
 		remote, ok := l.n.w.worldAddr(netip.MustParseAddrPort(c.RemoteAddr().String()))
 		if !ok {
-			l.n.log.Warn("stream from an address that is no node's: refused", "from", c.RemoteAddr().String())
+			if l.n.w.notNodeStreams.Add(1) == 1 {
+				l.n.log.Warn("stream from an address that is no node's: refused (further ones are only counted)", "from", c.RemoteAddr().String())
+			}
 			c.Close()
 			continue
 		}

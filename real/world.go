@@ -39,7 +39,12 @@ type World struct {
 	failMu  sync.Mutex
 	failure error
 
-	drops atomic.Uint64 // datagrams from unknown senders, read errors
+	// notNode counts datagrams from an address that is no node's;
+	// readErrors datagrams lost to a socket read error.
+	notNode, readErrors atomic.Uint64
+	// notNodeStreams counts connections refused for coming from an
+	// address that is no node's.
+	notNodeStreams atomic.Uint64
 	// backlogDrops counts datagrams dropped because their node's loop
 	// held maxBacklog callbacks from the network already.
 	backlogDrops atomic.Uint64
@@ -57,6 +62,12 @@ type World struct {
 func New(cfg Config) (*World, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	// One spelling of each address (the caller's slice is not touched):
+	// the kernel reports an IPv4 datagram's source as IPv4.
+	cfg.Nodes = slices.Clone(cfg.Nodes)
+	for i := range cfg.Nodes {
+		cfg.Nodes[i].Addr = CanonicalAddr(cfg.Nodes[i].Addr)
 	}
 	out := cfg.Log
 	if out == nil {
@@ -230,8 +241,22 @@ func (w *World) HostTrueTime(i world.NodeID, local int64) int64 {
 }
 
 // Drops returns how many datagrams were dropped on receipt: from an
-// address that is no node's, or lost to a read error.
-func (w *World) Drops() uint64 { return w.drops.Load() }
+// address that is no node's, or lost to a read error
+// (NotNodeDrops + ReadErrors).
+func (w *World) Drops() uint64 { return w.NotNodeDrops() + w.ReadErrors() }
+
+// NotNodeDrops returns how many datagrams came from an address that is no
+// node's and were dropped: traffic from outside the cluster, which says
+// nothing of the run's own losses.
+func (w *World) NotNodeDrops() uint64 { return w.notNode.Load() }
+
+// NotNodeStreams returns how many stream connections were refused for
+// coming from an address that is no node's.
+func (w *World) NotNodeStreams() uint64 { return w.notNodeStreams.Load() }
+
+// ReadErrors returns how many datagrams the nodes' sockets lost to a read
+// error: a loss of the run's own.
+func (w *World) ReadErrors() uint64 { return w.readErrors.Load() }
 
 // BacklogDrops returns how many datagrams were dropped because their
 // node's loop could not keep up (it held its limit of callbacks from the

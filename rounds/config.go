@@ -79,6 +79,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("rounds: cadence, window, gather deadline and heartbeat must be > 0")
 	case (c.WindowMin != 0 || c.WindowMax != 0) && !(0 < c.WindowMin && c.WindowMin <= c.Window && c.Window <= c.WindowMax):
 		return fmt.Errorf("rounds: adaptive window needs 0 < min %v <= window %v <= max %v", c.WindowMin, c.Window, c.WindowMax)
+	case max(c.Window, c.WindowMax) > MaxWindow:
+		// The run files refuse a longer window (offsets.MaxWindowNS), and
+		// so does the master's door.
+		return fmt.Errorf("rounds: window %v is longer than the protocol's longest, %v (rounds.MaxWindow)", max(c.Window, c.WindowMax), MaxWindow)
 	case c.Mode == ModeConsensus && !(c.ConsensusGain > 0 && c.ConsensusGain <= 1):
 		return fmt.Errorf("rounds: consensus gain %v must be in (0, 1]", c.ConsensusGain)
 	case len(c.Participants) == 0:
@@ -111,7 +115,11 @@ type RoundReport struct {
 	Edges                   []offsets.Edge
 	Err                     error    // why the round is unsolved or partial (e.g. *graphcalc.DisconnectedError)
 	Notes                   []string // what the solution could not settle (rounds.Solver.Notes)
-	Figures                 Figures
+	// Refused counts what the master's door refused since the last round
+	// (reports whole, "report FIELD"; edges, "edge FIELD") and the records
+	// the solution left out ("record FIELD"), by reason; nil when nothing.
+	Refused map[string]int
+	Figures Figures
 }
 
 // Figures are a round's control-plane measurements, on the master's clock.

@@ -3,16 +3,13 @@ package rounds
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
-	"github.com/chronosync/chronosync/estimate"
 	"github.com/chronosync/chronosync/graphcalc"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/rounds/wire"
 	"github.com/chronosync/chronosync/world"
-	"google.golang.org/protobuf/proto"
 )
 
 // master drives the rounds: it lives on the master node beside that node's
@@ -39,6 +36,9 @@ type master struct {
 	// reports taken (see checkReport and screenEdges); finish reports
 	// them in the round's Notes and log.
 	rejectedReports, rejectedEdges int
+	// refused counts the same by reason (see refusal), with the records
+	// of the solution left out (see writable), for RoundReport.Refused.
+	refused map[string]int
 	// pending are the accepted streams that have not said hello yet, in
 	// the order they opened, with when (local clock); heartbeat closes
 	// those that stay silent (see helloWait).
@@ -160,11 +160,13 @@ func (m *master) report(node int, d *syncpb.NodeWindowData, size int) {
 	if d == nil || node < 0 || node >= len(m.reports) || int(d.NodeId) != node {
 		log.Warn("report for the wrong node", "from", node, "claims", d.GetNodeId())
 		m.rejectedReports++
+		m.count("report node_id")
 		return
 	}
 	if err := checkReport(d, len(m.n.cfg.Nodes)); err != nil {
 		log.Warn("report rejected", "node", node, "round", d.RoundId, "err", err)
 		m.rejectedReports++
+		m.count(reasonOf(err))
 		return
 	}
 	if m.n.cfg.Mode == ModeWindows && !m.gather && d.RoundId == m.round {
@@ -179,6 +181,7 @@ func (m *master) report(node int, d *syncpb.NodeWindowData, size int) {
 	d, dropped := screenEdges(node, d, m.n.cfg.Nodes)
 	for _, err := range dropped {
 		log.Warn("report edge rejected", "node", node, "round", d.RoundId, "err", err)
+		m.count(reasonOf(err))
 	}
 	m.rejectedEdges += len(dropped)
 	m.reports[node] = d
@@ -212,6 +215,10 @@ func (m *master) finish() {
 	}
 	r.Summary, r.Offsets, r.Edges, r.Err = m.solver.Solve(m.round, r.Nodes)
 	r.Notes = m.solver.Notes()
+	if m.refused == nil {
+		m.refused = map[string]int{}
+	}
+	writable(r, m.refused)
 	for _, n := range r.Notes {
 		m.n.env.Logger().Warn("round not settled", "round", m.round, "note", n)
 	}
@@ -220,6 +227,10 @@ func (m *master) finish() {
 		r.Notes = append(r.Notes, fmt.Sprintf("the master refused %d reports and dropped %d edges since the last round (see its log)", m.rejectedReports, m.rejectedEdges))
 		m.rejectedReports, m.rejectedEdges = 0, 0
 	}
+	if len(m.refused) > 0 {
+		r.Refused = m.refused
+	}
+	m.refused = nil
 	r.Figures = Figures{
 		Window:       m.length,
 		GatherWait:   time.Duration(m.now() - m.endAt),
@@ -248,108 +259,12 @@ func (m *master) finish() {
 	m.n.obs.Round(r)
 }
 
-// maxReportEdges is the most edges one report may carry in a probe graph of
-// nodes nodes: one to each other node.
-func maxReportEdges(nodes int) int { return max(nodes-1, 0) }
-
-// checkReport says why a report must be refused whole, or nil: it carries
-// more edges than maxReportEdges (a node of a graph of nodes nodes has at
-// most that many out-edges; what is beyond is an attack on the master's
-// time, not data), or a node-wide uncertainty that is no number of ns.
-func checkReport(d *syncpb.NodeWindowData, nodes int) error {
-	if n, limit := len(d.Edges), maxReportEdges(nodes); n > limit {
-		return fmt.Errorf("%d edges; a node of a %d-node probe graph has at most %d", n, nodes, limit)
+// count counts one refusal under reason (see refusal.reason).
+func (m *master) count(reason string) {
+	if m.refused == nil {
+		m.refused = map[string]int{}
 	}
-	if m := d.MissSigmaNs; !(m >= 0 && m <= graphcalc.MaxSigma) {
-		return fmt.Errorf("miss_sigma_ns %v; want finite and within [0, %g]", m, graphcalc.MaxSigma)
-	}
-	return nil
-}
-
-// screenEdges returns node's report d without the edges the round cannot
-// take, and why each of those was dropped (nil, and d itself, when none
-// was; otherwise a copy, d unchanged). An edge is dropped when its src is
-// not node (a node reports its own out-edges: see FitReport), its dst is
-// not another node of the probe graph (nodes, sorted), it repeats an
-// earlier edge's (src, dst), or, unless it is insufficient (whose values
-// nothing uses), a value of its fit or of its fit before a step lies
-// outside GraphCalc's bounds (graphcalc.Edge.Check).
-func screenEdges(node int, d *syncpb.NodeWindowData, nodes []world.NodeID) (*syncpb.NodeWindowData, []error) {
-	var dropped []error
-	var kept []*syncpb.EdgeAlphaBeta
-	seen := make(map[int32]int, len(d.Edges)) // dst → the edge that has it
-	for i, e := range d.Edges {
-		err := checkEdge(node, e, nodes)
-		if err == nil {
-			if k, dup := seen[e.DstNodeId]; dup {
-				err = fmt.Errorf("repeats edge %d", k)
-			} else {
-				seen[e.DstNodeId] = i
-			}
-		}
-		if err != nil {
-			dropped = append(dropped, fmt.Errorf("edge %d (%d->%d): %w", i, e.GetSrcNodeId(), e.GetDstNodeId(), err))
-			if kept == nil {
-				kept = slices.Clone(d.Edges[:i])
-			}
-			continue
-		}
-		if kept != nil {
-			kept = append(kept, e)
-		}
-	}
-	if dropped == nil {
-		return d, nil
-	}
-	c := proto.Clone(d).(*syncpb.NodeWindowData)
-	c.Edges = kept
-	return c, dropped
-}
-
-// checkEdge says why e cannot be one of node's edges (see screenEdges), or
-// nil; it does not look for repeats.
-func checkEdge(node int, e *syncpb.EdgeAlphaBeta, nodes []world.NodeID) error {
-	if e == nil {
-		return errors.New("empty edge")
-	}
-	src, dst := int(e.SrcNodeId), int(e.DstNodeId)
-	if src != node {
-		return fmt.Errorf("src %d is not the reporting node %d", src, node)
-	}
-	if _, ok := slices.BinarySearch(nodes, world.NodeID(dst)); !ok || dst == src {
-		return fmt.Errorf("dst %d is not another node of the probe graph", dst)
-	}
-	if e.Insufficient {
-		return nil
-	}
-	g := graphcalc.Edge{Alpha: e.Alpha, Beta: e.Beta, Sigma: e.SigmaNs, AlphaSigma: e.AlphaSigma, SysSigma: e.AsymSigmaNs}
-	if err := g.Check(); err != nil {
-		return err
-	}
-	if m := e.MissSigmaNs; !(m >= 0 && m <= graphcalc.MaxSigma) {
-		return fmt.Errorf("miss_sigma_ns %v; want finite and within [0, %g]", m, graphcalc.MaxSigma)
-	}
-	if n := len(e.Steps); n > estimate.MaxSteps {
-		return fmt.Errorf("%d steps; a window has at most %d", n, estimate.MaxSteps)
-	}
-	for k, st := range e.Steps {
-		// after_ns and at_ns are readings of src's clock on either side
-		// of the step: a step of src's backwards puts at_ns before
-		// after_ns, so their order says nothing.
-		switch {
-		case st == nil:
-			return fmt.Errorf("step %d: empty", k)
-		case math.IsNaN(st.SizeNs) || math.IsInf(st.SizeNs, 0):
-			return fmt.Errorf("step %d: size_ns %v is not finite", k, st.SizeNs)
-		}
-		if p := st.Before; p != nil {
-			g := graphcalc.Edge{Alpha: p.Alpha, Beta: p.Beta, Sigma: p.SigmaNs, AlphaSigma: p.AlphaSigma, SysSigma: p.AsymSigmaNs}
-			if err := g.Check(); err != nil {
-				return fmt.Errorf("step %d: fit before it: %w", k, err)
-			}
-		}
-	}
-	return nil
+	m.refused[reason]++
 }
 
 // skew is the spread of the reporting nodes' window starts on the global

@@ -27,7 +27,10 @@ const (
 	MinWindow = time.Millisecond
 	// MaxWindow is the longest window taken from the master: 1 h. Where the
 	// configuration bounds an adaptive window, the window taken must lie
-	// within WindowMin..WindowMax instead.
+	// within WindowMin..WindowMax instead. No configuration's window may
+	// be longer either (Config.Validate): the run files and the master's
+	// door refuse a longer one (offsets.MaxWindowNS, twice this on a
+	// node's clock).
 	MaxWindow = time.Hour
 )
 

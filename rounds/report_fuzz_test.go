@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/estimate"
 	"github.com/chronosync/chronosync/graphcalc"
 	"github.com/chronosync/chronosync/rounds/syncpb"
@@ -30,15 +31,18 @@ import (
 //     carries more edges than a node has, ignores it when it is for
 //     another round, and otherwise drops exactly the edges that are not
 //     the node's own, name no other node of the graph, repeat an earlier
-//     kept edge's dst, or hold values graphcalc.Edge.Check refuses (of
-//     the fit, or of the fit before a step; not for an insufficient
-//     edge): the node is missing, and the round's notes count refusals
-//     and drops, accordingly (the rules restated here, from the report);
+//     kept edge's dst, or hold values out of the door's bounds (issue
+//     30: the run files' bounds on a window and an edge's record, and
+//     graphcalc.Edge.Check's on the fit, of the fit before a step and of
+//     the step's times): the node is missing, and the round's notes
+//     count refusals and drops, accordingly (the rules restated here,
+//     from the report);
 //   - the round is the one solved from the honest reports and the report
 //     as screened by those rules: the same models and offsets, the same
 //     error;
 //   - every model and offset is finite (a round is solved, perhaps
-//     partially, with finite values, or unsolved with an error), and
+//     partially, with finite values, or unsolved with an error), and the
+//     run files' writers take every record of the round (issue 30), and
 //   - when nothing of the report reaches GraphCalc (refused, stale, or
 //     every usable edge dropped), the honest reports solve the round to
 //     every node's true offset, hostileTruth.
@@ -133,7 +137,7 @@ func FuzzReport(f *testing.F) {
 		e.Beta += 5000 // node 1 stepped 5 µs
 	}
 	extreme := func(e *syncpb.EdgeAlphaBeta) {
-		e.Alpha, e.Beta, e.SigmaNs, e.AlphaSigma, e.AsymSigmaNs = graphcalc.MaxAlpha, -graphcalc.MaxBeta, graphcalc.MinSigma, graphcalc.MinAlphaSigma, 0
+		e.Alpha, e.Beta, e.SigmaNs, e.AlphaSigma, e.AsymSigmaNs = offsets.MaxEdgeAlpha, -offsets.MaxEdgeBetaNS, graphcalc.MinSigma, graphcalc.MinAlphaSigma, 0
 	}
 	type seed struct {
 		conn       uint8
@@ -164,6 +168,8 @@ func FuzzReport(f *testing.F) {
 		{0, 1, 1, 0, 1e9, with(1, set(0, preStep))},
 		{0, 1, 1, 0, 1e9, with(1, set(0, extreme))},
 		{0, 1, 1, math.MinInt64, math.MaxInt64, with(1, set(0, extreme))},
+		{0, 1, 1, math.MaxInt64 - offsets.MaxWindowNS, math.MaxInt64, with(1, set(0, extreme))},
+		{0, 1, 1, 0, 1e9, with(1, set(0, func(e *syncpb.EdgeAlphaBeta) { e.Alpha = graphcalc.MaxAlpha }))},
 		{0, 1, 1, math.MaxInt64, math.MinInt64, with(1, same)},
 		{0, 1, 1, 0, 1e9, with(1, func(es []*syncpb.EdgeAlphaBeta) []*syncpb.EdgeAlphaBeta {
 			return append(es, honestEdge(1, 2), honestEdge(1, 2))
@@ -362,7 +368,10 @@ func screen(node int, d *syncpb.NodeWindowData) screened {
 	case d == nil:
 		s.stale = true // nothing delivered: as good as a report ignored
 		return s
-	case int(d.NodeId) != node || len(d.Edges) > len(hostileGraph)-1:
+	case int(d.NodeId) != node || len(d.Edges) > len(hostileGraph)-1,
+		// A window must end after it starts, within 2 h (its offsets.jsonl
+		// record could not be written otherwise).
+		d.WindowEndNs <= d.WindowStartNs || uint64(d.WindowEndNs)-uint64(d.WindowStartNs) > 2*3600e9:
 		s.refused = true
 		return s
 	case d.RoundId != 1:
@@ -371,7 +380,9 @@ func screen(node int, d *syncpb.NodeWindowData) screened {
 	}
 	valid := func(alpha, beta, sigma, alphaSigma, sys float64) bool {
 		in := func(v, lo, hi float64) bool { return !math.IsNaN(v) && lo <= v && v <= hi }
-		return in(alpha, -graphcalc.MaxAlpha, graphcalc.MaxAlpha) && in(beta, -graphcalc.MaxBeta, graphcalc.MaxBeta) &&
+		// alpha and beta: two clocks each within a year and 1000 ppm of
+		// global time (offsets.MaxOffsetNS, MaxDriftPPM).
+		return in(alpha, -2e-3, 2e-3) && in(beta, -2*offsets.MaxOffsetNS, 2*offsets.MaxOffsetNS) &&
 			in(sigma, graphcalc.MinSigma, graphcalc.MaxSigma) && in(alphaSigma, graphcalc.MinAlphaSigma, graphcalc.MaxAlphaSigma) &&
 			in(sys, 0, graphcalc.MaxSigma)
 	}
@@ -379,12 +390,24 @@ func screen(node int, d *syncpb.NodeWindowData) screened {
 	for _, e := range d.Edges {
 		ok := e != nil && int(e.SrcNodeId) == node && e.DstNodeId >= 0 && int(e.DstNodeId) < len(hostileGraph) &&
 			int(e.DstNodeId) != node && !seen[e.DstNodeId]
+		if ok && e.Insufficient {
+			// Nothing uses its fit, but rounds.jsonl records it.
+			ok = !math.IsNaN(e.Alpha+e.Beta+e.SigmaNs+e.AsymSigmaNs) && !math.IsInf(e.Alpha+e.Beta+e.SigmaNs+e.AsymSigmaNs, 0) &&
+				e.SigmaNs >= 0 && e.AsymSigmaNs >= 0
+		}
 		if ok && !e.Insufficient {
 			ok = valid(e.Alpha, e.Beta, e.SigmaNs, e.AlphaSigma, e.AsymSigmaNs)
-			for _, st := range e.Steps {
-				if p := st.GetBefore(); ok && p != nil {
-					ok = valid(p.Alpha, p.Beta, p.SigmaNs, p.AlphaSigma, p.AsymSigmaNs)
-				}
+		}
+		// Every step (of an insufficient edge too, which honestly has
+		// none) within a year of the window (after_ns 0: none), its fit
+		// before it valid.
+		near := func(v int64) bool {
+			return float64(v) >= float64(d.WindowStartNs)-offsets.MaxOffsetNS && float64(v) <= float64(d.WindowEndNs)+offsets.MaxOffsetNS
+		}
+		for _, st := range e.Steps {
+			ok = ok && near(st.AtNs) && (st.AfterNs == 0 || near(st.AfterNs))
+			if p := st.GetBefore(); ok && p != nil {
+				ok = valid(p.Alpha, p.Beta, p.SigmaNs, p.AlphaSigma, p.AsymSigmaNs)
 			}
 		}
 		if !ok {
@@ -427,6 +450,7 @@ func checkFuzzedRound(t *testing.T, node int, d *syncpb.NodeWindowData, got *Rou
 	}
 
 	checkFinite(t, got)
+	checkWritable(t, got)
 
 	// The round the honest reports and the screened report make.
 	var clean *syncpb.NodeWindowData

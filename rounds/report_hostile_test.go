@@ -164,19 +164,19 @@ func TestHostileReports(t *testing.T) {
 		{name: "6b-self-edge", mutate: add(&syncpb.EdgeAlphaBeta{SrcNodeId: 1, DstNodeId: 1, SigmaNs: 2, AlphaSigma: 1e-9}),
 			log: `err="edge 2 (1->1): dst 1 is not another node of the probe graph"`, edges: 1},
 		{name: "6b-alpha-nan", mutate: node1(func(d *syncpb.NodeWindowData) { d.Edges[0].Alpha = math.NaN() }),
-			log: `err="edge 0 (1->0): Alpha is NaN, want finite and within [-0.1, 0.1]: bad input"`, edges: 1},
+			log: `err="edge 0 (1->0): alpha: NaN is not finite; expected a finite number"`, edges: 1},
 		{name: "6b-beta-inf", mutate: node1(func(d *syncpb.NodeWindowData) { d.Edges[1].Beta = math.Inf(-1) }),
-			log: `err="edge 1 (1->2): Beta is -Inf, want finite and within [-1e+18, 1e+18]: bad input"`, edges: 1},
+			log: `err="edge 1 (1->2): beta_ns: -Inf is not finite; expected a finite number"`, edges: 1},
 		{name: "6b-asym-sigma-huge", mutate: node1(func(d *syncpb.NodeWindowData) { d.Edges[1].AsymSigmaNs = 1e300 }),
-			log: `err="edge 1 (1->2): SysSigma is 1e+300, want finite and within [0, 3.6e+12]: bad input"`, edges: 1},
+			log: `err="edge 1 (1->2): asym_sigma_ns 1e+300; want finite and within [0, 3.6e+12] (graphcalc.MaxSigma)"`, edges: 1},
 		{name: "6b-pre-step-beta-nan", mutate: node1(func(d *syncpb.NodeWindowData) {
 			d.Edges[0].StepDetected = true
 			d.Edges[0].Steps = []*syncpb.EdgeStep{{AtNs: 2, AfterNs: 1, Before: &syncpb.EdgeFit{Beta: math.NaN(), SigmaNs: 2, AlphaSigma: 1e-9}}}
-		}), log: `err="edge 0 (1->0): step 0: fit before it: Beta is NaN, want finite and within [-1e+18, 1e+18]: bad input"`, edges: 1},
+		}), log: `err="edge 0 (1->0): step 0: fit before it: beta NaN; want finite and within [-6.31152e+16, 6.31152e+16] (offsets.MaxEdgeBetaNS)"`, edges: 1},
 		{name: "6b-step-size-inf", mutate: node1(func(d *syncpb.NodeWindowData) {
 			d.Edges[0].StepDetected = true
 			d.Edges[0].Steps = []*syncpb.EdgeStep{{AtNs: 2, AfterNs: 1, SizeNs: math.Inf(1)}}
-		}), log: `err="edge 0 (1->0): step 0: size_ns +Inf is not finite"`, edges: 1},
+		}), log: `err="edge 0 (1->0): step 0: size_ns +Inf; want finite and within ±3.15576e+16 (offsets.MaxOffsetNS)"`, edges: 1},
 		{name: "6b-too-many-steps", mutate: node1(func(d *syncpb.NodeWindowData) {
 			d.Edges[0].StepDetected = true
 			for i := range estimate.MaxSteps + 1 {
@@ -184,11 +184,11 @@ func TestHostileReports(t *testing.T) {
 			}
 		}), log: `err="edge 0 (1->0): 9 steps; a window has at most 8"`, edges: 1},
 		{name: "6b-miss-sigma-nan", mutate: node1(func(d *syncpb.NodeWindowData) { d.Edges[1].MissSigmaNs = math.NaN() }),
-			log: `err="edge 1 (1->2): miss_sigma_ns NaN; want finite and within [0, 3.6e+12]"`, edges: 1},
+			log: `err="edge 1 (1->2): miss_sigma_ns NaN; want finite and within [0, 3.6e+12] (graphcalc.MaxSigma)"`, edges: 1},
 		{name: "6c-sigma-1e-300", mutate: node1(func(d *syncpb.NodeWindowData) { d.Edges[1].SigmaNs = 1e-300 }),
-			log: `err="edge 1 (1->2): Sigma is 1e-300, want finite and within [0.001, 3.6e+12]: bad input"`, edges: 1},
+			log: `err="edge 1 (1->2): sigma_ns 1e-300; want finite and within [0.001, 3.6e+12] (graphcalc.MinSigma, MaxSigma)"`, edges: 1},
 		{name: "6c-alpha-sigma-1e-300", mutate: node1(func(d *syncpb.NodeWindowData) { d.Edges[1].AlphaSigma = 1e-300 }),
-			log: `err="edge 1 (1->2): AlphaSigma is 1e-300, want finite and within [1e-15, 1]: bad input"`, edges: 1},
+			log: `err="edge 1 (1->2): alpha_sigma 1e-300; want finite and within [1e-15, 1] (graphcalc.MinAlphaSigma, MaxAlphaSigma)"`, edges: 1},
 		{name: "6d-duplicate", mutate: add(&syncpb.EdgeAlphaBeta{SrcNodeId: 1, DstNodeId: 2, Beta: 9e6, SigmaNs: 2, AlphaSigma: 1e-9}),
 			log: `err="edge 2 (1->2): repeats edge 1"`, edges: 1},
 		{name: "6d-20000-duplicates", mutate: node1(func(d *syncpb.NodeWindowData) {

@@ -245,13 +245,7 @@ func (s *Solver) gather(round uint64, reports []*syncpb.NodeWindowData) ([]offse
 			continue
 		}
 		for _, e := range d.Edges {
-			recs = append(recs, offsets.Edge{
-				Type: "edge", RoundID: round, WindowID: d.WindowId,
-				Src: int(e.SrcNodeId), Dst: int(e.DstNodeId),
-				Alpha: e.Alpha, Beta: e.Beta, Sigma: e.SigmaNs, AsymSigma: e.AsymSigmaNs,
-				PairsCount: int(e.PairsCount), LostCount: int(e.LostCount),
-				Insufficient: e.Insufficient, StepDetected: e.StepDetected,
-			})
+			recs = append(recs, edgeRecord(round, d, e))
 			if e.Insufficient || !inGraph[int(e.DstNodeId)] {
 				continue
 			}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,13 +13,15 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/chronosync/chronosync/infile"
 )
 
 // Load reads the scenario file at path and parses it with [Parse], naming
 // the file by path in errors. Relative paths in the file (a phasegap
 // workload's costs) are taken relative to the file's directory.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.Scenario)
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}

@@ -35,7 +35,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -43,7 +42,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/google/renameio/v2"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
@@ -120,6 +118,10 @@ type Options struct {
 	// for a line, a median or a read ahead, before the work, with what the
 	// goroutine does (as a *PanicError would name it); a test panics in it.
 	hook func(what string)
+	// outputHook (tests), when set, is called before each output is
+	// written ("write") and before it is renamed into place ("rename"),
+	// with its path; its error fails that step (outputSet.hook).
+	outputHook func(step, path string) error
 }
 
 // Result is what Combine produced.
@@ -139,8 +141,11 @@ func OutputBase(output string) string {
 	return output
 }
 
-// Combine merges the inputs; see the package documentation. Every output
-// is written atomically: on an error none of them is left behind. A panic
+// Combine merges the inputs; see the package documentation. The outputs
+// are one set, replaced together or not at all (see outset.go): on an
+// error no new output is left behind and no old one is replaced. An
+// output that is one of the inputs (the same file, however named) is
+// refused before anything is read. A panic
 // in a goroutine Combine started is recovered and returned as a
 // *PanicError, once every goroutine Combine started has ended.
 func Combine(inputs []Input, o Options) (*Result, error) {
@@ -163,10 +168,26 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 		}
 		seen[in.Node] = in.Trace
 	}
+	if err := checkOutputs(inputs, o); err != nil {
+		return nil, err
+	}
 	inputs = slices.Clone(inputs)
 	slices.SortStableFunc(inputs, func(a, b Input) int { return a.Node - b.Node })
 
 	c := &combiner{o: o, md: Metadata{Corrected: !o.NoCorrection, MemoryBound: MemoryBound}, checks: newWireChecks()}
+	lock, err := c.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if c.out != nil {
+			c.out.cleanup() // the staging directories first: then a directory made is empty
+		}
+		lock.Release()
+		if !c.committed {
+			c.removeMade()
+		}
+	}()
 	if err := c.loadOffsets(); err != nil {
 		return nil, err
 	}
@@ -175,14 +196,6 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 		return nil, err
 	}
 	c.out = out
-	defer out.cleanup()
-	defer func() {
-		if c.out != nil { // not committed
-			for _, d := range slices.Backward(c.made) {
-				_ = os.Remove(d)
-			}
-		}
-	}()
 	defer func() {
 		c.space.abort() // ends the writing goroutine on an error; a no-op after finish
 		if c.json != nil {
@@ -227,7 +240,7 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.out = nil
+	c.committed = true
 	res.Metadata, res.Files = c.md, files
 	return res, nil
 }
@@ -268,8 +281,14 @@ type combiner struct {
 	// directories Combine created, removed again on failure when empty.
 	kt    *kineto.Trace
 	ktext []byte
-	out   *outputs
+	out   *outputSet
 	made  []string
+	// committed is set once the outputs are in place.
+	committed bool
+
+	// records are the traces.json files read, by directory (nil: none
+	// there); see checkCounts.
+	records map[string]*xspace.TraceRecord
 }
 
 func (c *combiner) loadOffsets() error {
@@ -305,6 +324,9 @@ func (c *combiner) node(in Input) (validate.Node, error) {
 		nodeFn = c.o.nodeFn
 	}
 	if err := nodeFn(c, in, ns, rn); err != nil {
+		return validate.Node{}, err
+	}
+	if err := c.checkCounts(in, ns); err != nil {
 		return validate.Node{}, err
 	}
 	md.ClockSkewNS = ns.firstCorr / 1000
@@ -417,16 +439,20 @@ func (c *combiner) aligner(in Input, ns *nodeState) error {
 	return nil
 }
 
-// newName renames a plane and checks that no earlier plane has the name.
-func (c *combiner) newName(in Input, rn *renamer, orig string) (string, error) {
+// newName renames the input's plane i (id id, named orig) and checks that
+// no earlier plane has the name: the error names both planes by index and
+// id, as a name may be empty.
+func (c *combiner) newName(in Input, rn *renamer, orig string, i int, id int64) (string, error) {
 	name, err := rn.rename(orig)
 	if err != nil {
 		return "", fmt.Errorf("combine: %s: %w", in.Trace, err)
 	}
+	this := planeLabel(i, id, orig)
 	if prev, dup := c.names[name]; dup {
-		return "", fmt.Errorf("combine: %s: plane %s would be named %s, as a plane of %s already is", in.Trace, orig, name, prev)
+		return "", fmt.Errorf("combine: node %d (%s): %s would be named %q in the combined trace, as %s already is: every plane needs a name of its own",
+			in.Node, in.Trace, this, name, prev)
 	}
-	c.names[name] = in.Trace
+	c.names[name] = this + " of " + in.Trace
 	return name, nil
 }
 
@@ -436,7 +462,13 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 	if err != nil {
 		return err
 	}
+	if ns.md.Format != formatKineto {
+		ns.md.TraceBytes = int64(len(data))
+	}
 	planes, hosts, err := splitSpace(data, c.checks)
+	if errors.Is(err, errManyPlanes) {
+		return fmt.Errorf("combine: node %d (%s): %w", in.Node, in.Trace, err)
+	}
 	if err != nil {
 		return c.locate(in, data)
 	}
@@ -475,8 +507,8 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 	}
 	t := c.tc // its buffers serve every node
 	t.ns = ns
-	for _, p := range parsed {
-		name, err := c.newName(in, rn, p.name)
+	for i, p := range parsed {
+		name, err := c.newName(in, rn, p.name, i, p.id)
 		if err != nil {
 			return err
 		}
@@ -522,6 +554,7 @@ func (c *combiner) locate(in Input, data []byte) error {
 // checking with checks every field but its planes, which parsePlane
 // checks.
 func splitSpace(b []byte, checks *wireChecks) (planes [][]byte, hosts []string, err error) {
+	all := b
 	for len(b) > 0 {
 		f, rest, err := next(b, spaceSpec)
 		if err != nil {
@@ -533,6 +566,9 @@ func splitSpace(b []byte, checks *wireChecks) (planes [][]byte, hosts []string, 
 		}
 		switch {
 		case f.num == fSpacePlanes && f.typ == protowire.BytesType:
+			if len(planes) == MaxPlanes {
+				return nil, nil, fmt.Errorf("planes[%d] at byte %d: %w", len(planes), len(all)-len(b)-len(f.raw), errManyPlanes)
+			}
 			planes = append(planes, f.data)
 		case f.num == fSpaceHostnames && f.typ == protowire.BytesType:
 			hosts = append(hosts, string(f.data))
@@ -570,6 +606,7 @@ func (c *combiner) checkWireNode(in Input, ns *nodeState, p *wirePlane) error {
 			if c.md.RunID != "" && v != c.md.RunID {
 				return fmt.Errorf("combine: run id mismatch: %s is run %q but %s is run %q", in.Trace, v, c.o.Offsets, c.md.RunID)
 			}
+			ns.runID = v
 		}
 	}
 	return nil
@@ -768,55 +805,3 @@ func (s *spaceWriter) hostnames(h []string) error {
 
 // abort ends the writing goroutine after an error elsewhere.
 func (s *spaceWriter) abort() { s.pipe.close() }
-
-// outputs are the pending output files, replaced atomically together at
-// the end.
-type outputs struct {
-	files []*renameio.PendingFile
-	paths []string
-}
-
-func (o *outputs) create(path string) (*renameio.PendingFile, error) {
-	f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
-	if err != nil {
-		return nil, fmt.Errorf("combine: create %s: %w", path, err)
-	}
-	o.files, o.paths = append(o.files, f), append(o.paths, path)
-	return f, nil
-}
-
-// add writes a whole small output.
-func (o *outputs) add(path string, write func(io.Writer) error) error {
-	f, err := o.create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	if err := write(w); err != nil {
-		return fmt.Errorf("combine: write %s: %w", path, err)
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("combine: write %s: %w", path, err)
-	}
-	return nil
-}
-
-// commit replaces every output; the files are renamed one after another, so
-// a failure part-way leaves the earlier ones replaced (each one whole).
-func (o *outputs) commit() ([]string, error) {
-	for i, f := range o.files {
-		if err := f.CloseAtomicallyReplace(); err != nil {
-			return nil, fmt.Errorf("combine: write %s: %w", o.paths[i], err)
-		}
-	}
-	paths := o.paths
-	o.files, o.paths = nil, nil
-	return paths, nil
-}
-
-// cleanup removes what commit did not replace.
-func (o *outputs) cleanup() {
-	for _, f := range o.files {
-		_ = f.Cleanup()
-	}
-}

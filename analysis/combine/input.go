@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/trace/kineto"
 )
 
@@ -49,7 +49,7 @@ func IsKineto(path string) bool {
 	case strings.HasSuffix(base, ".pb"), strings.HasSuffix(base, ".xspace"):
 		return false
 	}
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.XSpace)
 	if err != nil {
 		return false // read as an XSpace, which reports the error
 	}
@@ -169,7 +169,7 @@ func (c *combiner) readAhead(path string) *readingAhead {
 		if hook != nil {
 			hook(what)
 		}
-		r.data, r.err = os.ReadFile(path)
+		r.data, r.err = infile.ReadFile(path, infile.XSpace)
 	}()
 	return r
 }

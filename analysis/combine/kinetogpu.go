@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/chronosync/chronosync/analysis/align"
+	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/trace/kineto"
 )
 
@@ -102,23 +103,30 @@ func tracerAt(m *align.Snapshots, s int64) int64 {
 
 // readKinetoText reads a Kineto trace's JSON text, uncompressed.
 func readKinetoText(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := infile.ReadFile(path, infile.Kineto)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+	if !infile.IsGzip(b) {
 		return b, nil
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
+	// Check what it decompresses to in constant memory before holding it
+	// (a bomb is refused having allocated nothing), then decompress it
+	// into a buffer of that size.
+	n, err := infile.CheckGzip(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: gzip: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	zr, err := infile.NewGunzip(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer zr.Close()
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: gzip: %w", path, err)
+	out := bytes.NewBuffer(make([]byte, 0, n+1))
+	if _, err := out.ReadFrom(zr); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	return out, nil
+	return out.Bytes(), nil
 }
 
 // rankTimes aligns every event of the node's Kineto trace as its planes
@@ -207,11 +215,14 @@ func sortByRaw(t *kineto.Trace, idx []int) {
 
 // kinetoOut is where the corrected per-rank Kineto traces go: the option,
 // else <base>.kineto beside the combined trace.
-func (c *combiner) kinetoOut() string {
-	if c.o.KinetoDir != "" {
-		return c.o.KinetoDir
+func (c *combiner) kinetoOut() string { return kinetoDir(c.o) }
+
+// kinetoDir is o's Kineto output directory (see kinetoOut).
+func kinetoDir(o Options) string {
+	if o.KinetoDir != "" {
+		return o.KinetoDir
 	}
-	return OutputBase(c.o.Output) + ".kineto"
+	return OutputBase(o.Output) + ".kineto"
 }
 
 // writeRank writes the node's Kineto trace with its aligned times into the

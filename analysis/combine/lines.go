@@ -44,6 +44,7 @@ type lineOut struct {
 	lineFrom          int   // the line message is line[lineFrom:] (see finish)
 	skew              int64 // the correction at its first timed event, ps
 	timed             bool  // it has a timed event
+	untimed           int64 // its events without offset_ps, copied as they were
 
 	events, fixes, extrapolated, outside, acrossStep, maxCorr int64
 	sigmas                                                    []float64
@@ -62,6 +63,7 @@ func (o *lineOut) reset() {
 func (o *lineOut) mergeInto(ns *nodeState) {
 	md := ns.md
 	md.Events += o.events
+	md.UntimedEvents += o.untimed
 	md.MonotonicityFixes += o.fixes
 	md.ExtrapolatedEvents += o.extrapolated
 	md.OutsideWindowEvents += o.outside

@@ -1,5 +1,7 @@
 package combine
 
+import "github.com/chronosync/chronosync/trace/xspace"
+
 // Metadata is combined.metadata.json: what the combiner did to each node.
 type Metadata struct {
 	RunID     string         `json:"run_id,omitempty"`
@@ -67,7 +69,21 @@ type NodeMetadata struct {
 	// Uncertainty of the aligned event times, ns.
 	UncertaintyP50NS float64 `json:"uncertainty_p50_ns"`
 	UncertaintyMaxNS float64 `json:"uncertainty_max_ns"`
-	Events           int64   `json:"events"`
+	// Events counts the input's timed events (those aligned), and
+	// UntimedEvents those without offset_ps (num_occurrences: aggregated
+	// events, copied as they were); TracePlanes counts its planes (a
+	// Kineto trace's once converted) and TraceBytes an XSpace input's file
+	// size. Combine refuses an input without events, and one whose counts
+	// (Events + UntimedEvents, TracePlanes, TraceBytes) differ from
+	// Recorded.
+	Events        int64 `json:"events"`
+	UntimedEvents int64 `json:"untimed_events,omitempty"`
+	TracePlanes   int   `json:"trace_planes"`
+	TraceBytes    int64 `json:"trace_bytes,omitempty"`
+	// Recorded is what the run that wrote the trace recorded of it in the
+	// traces.json beside it (xspace.FileTraceRecord); absent where
+	// nothing recorded it.
+	Recorded *xspace.Counts `json:"recorded,omitempty"`
 	// Events whose times were extrapolated beyond the snapshot pairs, that
 	// no offset window covered, and whose start had to be moved to keep
 	// their line's order.

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
 
 	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/infile"
 )
 
 // readOffsets reads an offsets file: GraphCalc's offsets.jsonl (a meta line,
@@ -21,12 +22,9 @@ func readOffsets(path string) (runID string, offs []offsets.Offset, err error) {
 		return "", nil, err
 	}
 	if !legacy {
-		info, offs, err := offsets.ReadOffsets(path)
+		info, offs, err := offsets.ReadStrict(path) // as calibrate and estimate read it
 		if err != nil {
 			return "", nil, err
-		}
-		if info.Torn {
-			return "", nil, fmt.Errorf("%s: the last line is torn (an interrupted write)", path)
 		}
 		return info.Meta.RunID, offs, nil
 	}
@@ -40,14 +38,16 @@ func readOffsets(path string) (runID string, offs []offsets.Offset, err error) {
 // isLegacy reports whether the file's first non-empty line is not a meta
 // record.
 func isLegacy(path string) (bool, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Offsets)
 	if err != nil {
 		return false, fmt.Errorf("read offsets: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	sc.Buffer(make([]byte, 0, 64<<10), offsets.MaxLineBytes)
+	n := 0
 	for sc.Scan() {
+		n++
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
@@ -56,11 +56,13 @@ func isLegacy(path string) (bool, error) {
 			Type string `json:"type"`
 		}
 		if err := json.Unmarshal(line, &head); err != nil {
-			return false, fmt.Errorf("%s:1: not a JSON object: %v", path, err)
+			return false, fmt.Errorf("%s:%d: not a JSON object: %v", path, n, err)
 		}
 		return head.Type != "meta", nil
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return false, fmt.Errorf("%s:%d: line longer than %s (offsets.MaxLineBytes)", path, n+1, infile.Bytes(offsets.MaxLineBytes))
+	} else if err != nil {
 		return false, fmt.Errorf("read %s: %w", path, err)
 	}
 	return false, fmt.Errorf("%s: empty offsets file", path)

@@ -2,7 +2,6 @@ package combine
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -10,14 +9,16 @@ import (
 	"github.com/chronosync/chronosync/trace/xspace"
 )
 
-// open creates the streamed outputs.
-func (c *combiner) open() (*outputs, error) {
-	if err := os.MkdirAll(filepath.Dir(c.o.Output), 0o755); err != nil {
-		return nil, fmt.Errorf("combine: %w", err)
+// open creates the streamed outputs, in the output set's staging
+// directory.
+func (c *combiner) open() (*outputSet, error) {
+	if err := c.makeDir(filepath.Dir(c.o.Output)); err != nil {
+		return nil, err
 	}
-	out := &outputs{}
+	out := newOutputSet(c.o.Output, c.o.outputHook)
 	f, err := out.create(c.o.Output)
 	if err != nil {
+		out.cleanup()
 		return nil, err
 	}
 	c.space = newSpaceWriter(f)

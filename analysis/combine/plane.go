@@ -40,7 +40,8 @@ type nodeState struct {
 	firstCorr int64
 	haveFirst bool
 	ops       []validate.Op
-	declared  int // the most nodes a plane's world_size stat declares; 0: none
+	declared  int    // the most nodes a plane's world_size stat declares; 0: none
+	runID     string // the run_id stat of the node's planes; "" without one
 	// stepped: the node's offsets record a step of its host clock, so its
 	// events may span one (then its planes get statStepInside's metadata).
 	stepped bool

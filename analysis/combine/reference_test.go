@@ -33,6 +33,18 @@ func (c *combiner) nodeProto(in Input, ns *nodeState, rn *renamer) error {
 	if len(space.Hostnames) > 0 && space.Hostnames[0] != "" {
 		ns.md.Hostname = space.Hostnames[0]
 	}
+	if ns.md.Format != formatKineto {
+		ns.md.TraceBytes = int64(len(data))
+	}
+	for _, p := range space.Planes {
+		for _, l := range p.Lines {
+			for _, e := range l.Events {
+				if _, timed := e.Data.(*xplanepb.XEvent_OffsetPs); !timed {
+					ns.md.UntimedEvents++
+				}
+			}
+		}
+	}
 	if err := c.checkTraceNode(in, space); err != nil {
 		return err
 	}
@@ -45,8 +57,8 @@ func (c *combiner) nodeProto(in Input, ns *nodeState, rn *renamer) error {
 	if err := c.aligner(in, ns); err != nil {
 		return err
 	}
-	for _, p := range space.Planes {
-		name, err := c.newName(in, rn, p.Name)
+	for i, p := range space.Planes {
+		name, err := c.newName(in, rn, p.Name, i, p.Id)
 		if err != nil {
 			return err
 		}

@@ -188,6 +188,7 @@ func (t *transcoder) rewriteInOrder(pj *planeJob, b []byte, h *lineHead, out *li
 		}
 		if !e.timed {
 			line = appendUntimed(line, e.raw)
+			out.untimed++
 			continue
 		}
 		if e.offset < prevOffset {
@@ -260,6 +261,7 @@ func (t *transcoder) rewriteSorting(pj *planeJob, b []byte, h *lineHead, out *li
 		e := &t.evs[i]
 		if !e.timed {
 			line = appendUntimed(line, e.raw)
+			out.untimed++
 			continue
 		}
 		var err error

@@ -13,7 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/chronosync/chronosync/infile"
 )
 
 // Point is one instant of true time seen from a node and from the reference:
@@ -71,7 +72,7 @@ func (t *Writer) Flush() error { return t.w.Flush() }
 
 // Read reads truth.jsonl.
 func Read(path string) (Meta, []Window, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.GroundTruth)
 	if err != nil {
 		return Meta{}, nil, err
 	}

@@ -72,7 +72,7 @@ func TestReadErrors(t *testing.T) {
 		{"reference", lines(with(om, "reference_node", "-1")), `offsets.jsonl:1: reference_node: expected a non-negative integer, got -1`},
 		{"meta missing", lines(with(om, "estimator", "")), `offsets.jsonl:1: missing field "estimator"`},
 		{"meta unknown", lines(strings.Replace(om, "{", `{"extra":1,`, 1)), `offsets.jsonl:1: unknown field "extra" for type "meta"`},
-		{"not a number", lines(om, goodOffset, goodOffset, goodOffset, goodOffset, goodOffset, with(goodOffset, "offset_ns", `"abc"`)),
+		{"not a number", lines(om, goodOffset, with(goodOffset, "node_id", "3"), with(goodOffset, "node_id", "4"), with(goodOffset, "node_id", "5"), with(goodOffset, "node_id", "6"), with(goodOffset, "offset_ns", `"abc"`)),
 			`offsets.jsonl:7: offset_ns: expected a number, got "abc"`},
 		{"negative node", lines(om, with(goodOffset, "node_id", "-1")), `offsets.jsonl:2: node_id: expected a non-negative integer, got -1`},
 		{"fraction", lines(om, with(goodOffset, "round_id", "1.5")), `offsets.jsonl:2: round_id: expected a non-negative integer, got 1.5`},
@@ -160,7 +160,7 @@ func TestLongLines(t *testing.T) {
 		t.Fatalf("a %d-byte line: %v", b.Len(), err)
 	}
 	_, _, _, err = DecodeRounds(strings.NewReader(lines(metaLine(FileRounds), strings.Repeat(" ", MaxLineBytes+1))), "rounds.jsonl")
-	check(t, "too long", err, fmt.Sprintf("rounds.jsonl:2: line longer than %d bytes", MaxLineBytes))
+	check(t, "too long", err, "rounds.jsonl:2: line longer than 16 MiB (offsets.MaxLineBytes)")
 }
 
 // failingReader fails after its data.

@@ -172,7 +172,7 @@ func FuzzReadOffsets(f *testing.F) {
 				{AtNS: 1_600_000_000, AtUncertaintyNS: 500, SizeNS: 250000, SizeUncertaintyNS: 30},
 				{AtNS: 1_700_000_000, SizeNS: -1e-3},
 			}},
-		offsets.Offset{RoundID: math.MaxUint64, WindowID: 7, WindowStartNS: math.MinInt64, WindowEndNS: math.MaxInt64, NodeID: 3,
+		offsets.Offset{RoundID: math.MaxUint64, WindowID: 7, WindowStartNS: math.MinInt64, WindowEndNS: math.MinInt64 + offsets.MaxWindowNS, NodeID: 3,
 			OffsetNS: -offsets.MaxOffsetNS, DriftPPM: offsets.MaxDriftPPM, UncertaintyNS: 5e-324, DriftUncertaintyPPM: 1e300})
 	rnds := fuzzFile(f, rndMeta,
 		offsets.Edge{RoundID: 1, WindowID: 1, Src: 0, Dst: 1, Alpha: 1.2e-5, Beta: -3500.25, Sigma: 40, AsymSigma: 12,

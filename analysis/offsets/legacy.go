@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"reflect"
 	"slices"
+
+	"github.com/chronosync/chronosync/infile"
 )
 
 // The limits of the legacy midpoint form, all in one place. DecodeLegacy
@@ -57,7 +58,7 @@ var legacySpec = specOf(legacyRecord{})
 // ReadLegacy reads an offsets file in the legacy midpoint form (see
 // DecodeLegacy).
 func ReadLegacy(path string) ([]Offset, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.LegacyOffsets)
 	if err != nil {
 		return nil, fmt.Errorf("read offsets: %w", err)
 	}
@@ -100,7 +101,7 @@ func DecodeLegacy(r io.Reader, name string) ([]Offset, error) {
 		case io.EOF:
 			return legacyWindows(name, recs, at)
 		case errLong:
-			return nil, &LineError{File: name, Line: n, Msg: fmt.Sprintf("line longer than %d bytes", MaxLineBytes)}
+			return nil, &LineError{File: name, Line: n, Msg: errLongMsg}
 		default:
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

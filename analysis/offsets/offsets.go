@@ -30,8 +30,17 @@
 //	offsets.jsonl:7: offset_ns: expected a number, got "abc"
 //	offsets.jsonl:3: steps[1].size_ns: expected a number, got "x"
 //
+// A second record of one key (an offset's round and node; a round line's
+// round; an edge's round, source and destination) is an error naming the
+// first one's line:
+//
+//	offsets.jsonl:7: round 3 node 2: a second record (first at line 5)
+//
 // A final line with no trailing newline, torn by a crash, is ignored and
-// reported in Info.Torn.
+// reported in Info.Torn. ReadStrict, the reader of every command that uses
+// a run's clock models (calibrate, combine, estimate), refuses it instead,
+// and checks the file against the rounds.jsonl beside it: each round has
+// as many records as rounds.jsonl says nodes were solved in it.
 //
 // # Legacy form
 //
@@ -229,7 +238,7 @@ type Round struct {
 	SequenceNumber uint64  `json:"sequence_number"`
 	Reported       []int   `json:"reported"`        // nodes whose reports arrived; Append writes nil as []
 	Missing        []int   `json:"missing"`         // nodes whose reports did not; Append writes nil as []
-	Solved         int     `json:"solved_nodes"`    // nodes the solver gave a model
+	Solved         int     `json:"solved_nodes"`    // nodes the solver gave a model, each with its record in offsets.jsonl (see ReadStrict)
 	Error          string  `json:"error,omitempty"` // why the round failed, e.g. a disconnected graph
 	RMSResidualNS  float64 `json:"rms_residual_ns"`
 	MaxResidualNS  float64 `json:"max_residual_ns"`

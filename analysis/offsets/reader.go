@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/chronosync/chronosync/infile"
 )
 
 // MaxLineBytes bounds one line; a longer one is an error.
 const MaxLineBytes = 16 << 20
+
+// errLongMsg is the message of a line longer than MaxLineBytes.
+const errLongMsg = "line longer than 16 MiB (offsets.MaxLineBytes)"
 
 // Info describes a file the readers read.
 type Info struct {
@@ -26,7 +30,7 @@ type Info struct {
 
 // ReadOffsets reads an offsets.jsonl file (see DecodeOffsets).
 func ReadOffsets(path string) (Info, []Offset, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Offsets)
 	if err != nil {
 		return Info{}, nil, err
 	}
@@ -34,20 +38,23 @@ func ReadOffsets(path string) (Info, []Offset, error) {
 	return DecodeOffsets(f, path)
 }
 
-// DecodeOffsets reads offsets.jsonl from r; name names it in errors. Errors
+// DecodeOffsets reads offsets.jsonl from r; name names it in errors. A
+// second record of one round and node is an error (see records). Errors
 // are *LineError values, except those of r itself.
 func DecodeOffsets(r io.Reader, name string) (Info, []Offset, error) {
 	var offs []Offset
+	var seen records
 	specs := map[string]*recordSpec{"offset": offsetSpec}
-	info, err := decode(r, name, FileOffsets, specs, `"offset"`, func(rec any) {
+	info, err := decode(r, name, FileOffsets, specs, `"offset"`, func(rec any, line int) error {
 		offs = append(offs, *rec.(*Offset))
+		return seen.add(rec, line)
 	})
 	return info, offs, err
 }
 
 // ReadRounds reads a rounds.jsonl file (see DecodeRounds).
 func ReadRounds(path string) (Info, []Edge, []Round, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Offsets)
 	if err != nil {
 		return Info{}, nil, nil, err
 	}
@@ -56,26 +63,30 @@ func ReadRounds(path string) (Info, []Edge, []Round, error) {
 }
 
 // DecodeRounds reads rounds.jsonl from r; name names it in errors. It
-// returns the edge and the round records, each in file order. Errors are
-// *LineError values, except those of r itself.
+// returns the edge and the round records, each in file order. A second
+// round line of one round, or a second edge of one round, source and
+// destination, is an error (see records). Errors are *LineError values,
+// except those of r itself.
 func DecodeRounds(r io.Reader, name string) (Info, []Edge, []Round, error) {
 	var edges []Edge
 	var rounds []Round
+	var seen records
 	specs := map[string]*recordSpec{"edge": edgeSpec, "round": roundSpec}
-	info, err := decode(r, name, FileRounds, specs, `"edge" or "round"`, func(rec any) {
+	info, err := decode(r, name, FileRounds, specs, `"edge" or "round"`, func(rec any, line int) error {
 		switch rec := rec.(type) {
 		case *Edge:
 			edges = append(edges, *rec)
 		case *Round:
 			rounds = append(rounds, *rec)
 		}
+		return seen.add(rec, line)
 	})
 	return info, edges, rounds, err
 }
 
 // decode reads the meta line of a file of kind file, then every record,
-// handing each to add.
-func decode(r io.Reader, name, file string, specs map[string]*recordSpec, expected string, add func(any)) (Info, error) {
+// handing each to add with its line; an error of add is the line's.
+func decode(r io.Reader, name, file string, specs map[string]*recordSpec, expected string, add func(rec any, line int) error) (Info, error) {
 	var info Info
 	br := bufio.NewReaderSize(r, 64<<10)
 	lineErr := func(msg string) error { return &LineError{File: name, Line: info.Lines + 1, Msg: msg} }
@@ -95,7 +106,7 @@ func decode(r io.Reader, name, file string, specs map[string]*recordSpec, expect
 			return info, nil
 		}
 		if err == errLong {
-			return info, lineErr(fmt.Sprintf("line longer than %d bytes", MaxLineBytes))
+			return info, lineErr(errLongMsg)
 		}
 		if err != nil {
 			return info, fmt.Errorf("%s: %w", name, err)
@@ -109,7 +120,9 @@ func decode(r io.Reader, name, file string, specs map[string]*recordSpec, expect
 			if err != nil {
 				return info, lineErr(err.Error())
 			}
-			add(rec)
+			if err := add(rec, info.Lines+1); err != nil {
+				return info, lineErr(err.Error())
+			}
 		}
 		info.Lines++
 	}

@@ -79,8 +79,8 @@ func TestStepsRoundTrip(t *testing.T) {
 			UncertaintyNS: 41.5, DriftUncertaintyPPM: 0.0125, Steps: []Step{
 				{AtNS: 2_000_000_123, AtUncertaintyNS: 950.5, SizeNS: 1e6, SizeUncertaintyNS: 12.75},
 				{AtNS: 4_999_999_999, AtUncertaintyNS: 0, SizeNS: -2.5e5, SizeUncertaintyNS: 0.1}}},
-		{RoundID: 1, WindowID: 1, WindowStartNS: math.MinInt64 + 1, WindowEndNS: math.MaxInt64, NodeID: 2,
-			Steps: []Step{{AtNS: math.MinInt64 + 1}, {AtNS: math.MaxInt64 - 1, SizeNS: -MaxOffsetNS, SizeUncertaintyNS: math.MaxFloat64}}},
+		{RoundID: 1, WindowID: 1, WindowStartNS: math.MaxInt64 - MaxWindowNS, WindowEndNS: math.MaxInt64, NodeID: 2,
+			Steps: []Step{{AtNS: math.MaxInt64 - MaxWindowNS}, {AtNS: math.MaxInt64 - 1, SizeNS: -MaxOffsetNS, SizeUncertaintyNS: math.MaxFloat64}}},
 		{RoundID: 1, WindowID: 1, WindowStartNS: 0, WindowEndNS: 1, NodeID: 3, DriftUncertaintyPPM: 7},
 	}
 	var buf bytes.Buffer

@@ -98,13 +98,17 @@ type Report struct {
 	MissingNodes []int `json:"missing_nodes"`
 	// Nodes are the nodes checked, by ID.
 	Nodes []NodeInfo `json:"nodes"`
+	// Traces are the trace files the nodes were read from, with what each
+	// holds, when the caller gave them (CheckTraces).
+	Traces []Trace `json:"traces,omitempty"`
 	// Ops are the per-key results, by key.
 	Ops []OpReport `json:"ops"`
 	// Examples are up to MaxExamples violations: the largest gaps first,
 	// ties by key, index and nodes.
 	Examples []Violation `json:"examples"`
 	// WarningsText are the warnings, in a deterministic order: the
-	// coverage warnings first (CoverageWarnings), then duplicate node ids,
+	// coverage warnings first (CoverageWarnings), then the traces' own
+	// (TraceWarnings: empty and cut traces), then duplicate node ids,
 	// then by key: ops that end before they start, keys missing on nodes,
 	// invocations left without a counterpart between two nodes; then by
 	// process group: ops that differ at a sequence number, sequences too

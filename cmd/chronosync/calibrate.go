@@ -22,7 +22,12 @@ every round from the scenario's converged_from on, with the truth at the
 start, middle and end of its window, in units of the uncertainty the model
 reports for that reading. Honest uncertainties put at least 99% of the
 points within 3σ (column "≤3σ") with an RMS ratio near 1; a run below 99%
-is marked NOT CALIBRATED and the command exits 1.`,
+is marked NOT CALIBRATED and the command exits 1.
+
+offsets.jsonl is read as combine and estimate read it: a torn last line,
+a second record of one round and node, or a round with fewer records than
+rounds.jsonl says were solved is an error, never a calibration of what is
+left.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var res []*harness.CalibrationResult

@@ -72,6 +72,9 @@ library (chronosync scenario list; see scenarios/README.md).`,
 				return err
 			}
 			res.Print(cmd.OutOrStdout())
+			if err := failedRun(res); err != nil {
+				return err
+			}
 			if strict && res.Summary.Status == harness.StatusDegraded {
 				over := 0
 				for _, c := range res.Summary.Conditions {

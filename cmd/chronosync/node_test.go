@@ -84,7 +84,8 @@ func TestNodeCluster(t *testing.T) {
 	outs := make([]*bytes.Buffer, 4)
 	for i := range procs {
 		outs[i] = new(bytes.Buffer)
-		args := []string{"netns", "exec", lab.NodeNS(i), bin, "node", "--cluster", cluster, "--out", filepath.Join(dir, fmt.Sprint("rank", i))}
+		// One --out for all, as mpirun gives it: each rank writes dir/rank<i>.
+		args := []string{"netns", "exec", lab.NodeNS(i), bin, "node", "--cluster", cluster, "--out", dir}
 		cmd := exec.Command("ip", args...)
 		if i == 0 {
 			cmd.Args = append(cmd.Args, "--rank", "0")

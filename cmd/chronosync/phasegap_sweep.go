@@ -63,6 +63,9 @@ finished runs are kept, failed ones are retried. See docs/phasegap.md.`,
 			defer stop()
 			r := &sweepRunner{m: m, exe: exe, cpus: runtime.NumCPU(), root: os.Geteuid() == 0}
 			o, err := sweep.Run(ctx, m, out, r, terminal(cmd.ErrOrStderr()), cmd.ErrOrStderr())
+			if err != nil && o.Entries == nil {
+				return err // refused before planning (a bad costs file): no point to count
+			}
 			counts := map[string]int{}
 			for _, e := range o.Entries {
 				counts[e.Status]++

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -57,7 +59,11 @@ that every node shows as its own devices (node 0's /host:CPU kept; other
 nodes' host planes become /device:GPU:<10000·node>, GPU planes
 /device:GPU:<node·64+local>) and merged into --output (combined.xplane.pb),
 <base>.trace.json.gz (Chrome trace events for Perfetto) and
-<base>.metadata.json. Every output is written atomically.
+<base>.metadata.json. The outputs are one set: written into a staging
+directory beside them and renamed into place together once all are whole,
+so that a failure leaves no new output and every old one as it was. An
+output that is one of the inputs (the same file, also through a link) is
+refused before anything is read.
 
 A trace's node id is taken from its file name (node<i>.xplane.pb) or else
 its position in --traces; a Kineto trace's rank from its
@@ -213,8 +219,19 @@ the reason on stderr; 0 when every compared pair overlaps. --no-fail exits
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
 			var nodes []validate.Node
+			var traces []validate.Trace
+			records := map[string]*xspace.TraceRecord{}
 			for i, path := range args {
-				got, err := loadCollectives(path, i)
+				var got []validate.Node
+				var err error
+				if filepath.Ext(path) == ".pb" {
+					var tr *validate.Trace
+					if got, tr, err = loadXSpace(path, i, records); tr != nil {
+						traces = append(traces, *tr)
+					}
+				} else {
+					got, err = loadCollectives(path, i)
+				}
 				if errors.Is(err, errSnapshotFile) {
 					fmt.Fprintf(w, "skipped %s: %v\n", path, err)
 					continue
@@ -224,7 +241,7 @@ the reason on stderr; 0 when every compared pair overlaps. --no-fail exits
 				}
 				nodes = append(nodes, got...)
 			}
-			rep := validate.Check(nodes)
+			rep := validate.CheckTraces(nodes, traces)
 			if output != "" {
 				if err := xspace.WriteFile(output, rep.WriteJSON); err != nil {
 					return err
@@ -253,11 +270,16 @@ func printReport(w io.Writer, rep *validate.Report) {
 		fmt.Fprintln(w, rep.Summary())
 		fmt.Fprintln(w, rep.Pairing())
 	}
-	if len(rep.Nodes) == 0 {
-		return
+	if len(rep.Nodes) > 0 {
+		fmt.Fprintln(w, rep.Coverage())
+		for _, warn := range rep.CoverageWarnings() {
+			fmt.Fprintf(w, "warning: %s\n", warn)
+		}
 	}
-	fmt.Fprintln(w, rep.Coverage())
-	for _, warn := range rep.CoverageWarnings() {
+	for _, line := range rep.TraceCounts() {
+		fmt.Fprintln(w, line)
+	}
+	for _, warn := range rep.TraceWarnings() {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 }
@@ -291,12 +313,15 @@ func printCombined(w io.Writer, md *combine.Metadata) {
 	}
 	cu, uu := harness.UnitFor(corr...), harness.UnitFor(unc...)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "node\thost\tevents\tmax correction (%s)\tuncertainty p50 (%s)\tsnapshot pairs\toffset windows\t\n", cu.Name, uu.Name)
+	fmt.Fprintf(tw, "node\thost\tplanes\tevents\tmax correction (%s)\tuncertainty p50 (%s)\tsnapshot pairs\toffset windows\t\n", cu.Name, uu.Name)
 	for _, n := range md.Nodes {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n.ID, n.Hostname, harness.Count(n.Events),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n.ID, n.Hostname, harness.Count(n.TracePlanes), harness.Count(n.Events+n.UntimedEvents),
 			cu.Format(float64(n.MaxCorrectionNS)), uu.Format(n.UncertaintyP50NS), harness.Count(n.SnapshotPairs), harness.Count(n.OffsetWindows))
 	}
 	tw.Flush()
+	if line := recordLine(md); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	for _, n := range md.Nodes {
 		if n.Format == "kineto" && n.Snapshots != "" {
 			u := harness.UnitFor(float64(n.GPUConversionCorrectionMaxNS))
@@ -304,6 +329,58 @@ func printCombined(w io.Writer, md *combine.Metadata) {
 				n.ID, u.Format(float64(n.GPUConversionCorrectionMaxNS)), u.Name)
 		}
 	}
+}
+
+// recordLine says whether the XSpace inputs' counts were checked against
+// what their runs recorded (a traces.json beside them; combine refuses a
+// trace whose counts differ): "counts: as their runs recorded
+// (traces.json), nodes 0-3", "counts: no record to compare with
+// (traces.json), nodes 0-3: what the files hold, unchecked"; "" without
+// XSpace inputs.
+func recordLine(md *combine.Metadata) string {
+	var with, without []int
+	for _, n := range md.Nodes {
+		switch {
+		case n.Format == "kineto":
+		case n.Recorded != nil:
+			with = append(with, n.ID)
+		default:
+			without = append(without, n.ID)
+		}
+	}
+	var parts []string
+	if len(with) > 0 {
+		parts = append(parts, fmt.Sprintf("as their runs recorded (%s), %s", xspace.FileTraceRecord, idList(with)))
+	}
+	if len(without) > 0 {
+		parts = append(parts, fmt.Sprintf("no record to compare with (%s), %s: what the files hold, unchecked", xspace.FileTraceRecord, idList(without)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "counts: " + strings.Join(parts, "; ")
+}
+
+// idList names ascending node ids, runs as ranges: "node 2", "nodes
+// 0-3, 7".
+func idList(ids []int) string {
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		p := strconv.Itoa(ids[i])
+		if j > i {
+			p += "-" + strconv.Itoa(ids[j])
+		}
+		parts = append(parts, p)
+		i = j + 1
+	}
+	if len(ids) == 1 {
+		return "node " + parts[0]
+	}
+	return "nodes " + strings.Join(parts, ", ")
 }
 
 // errSnapshotFile marks a validate input that is a snapshot-pairs file,
@@ -321,14 +398,8 @@ func loadCollectives(path string, pos int) ([]validate.Node, error) {
 		node = n
 	}
 	if filepath.Ext(path) == ".pb" {
-		space, err := xspace.Read(path)
-		if err != nil {
-			return nil, err
-		}
-		if snapshotFile(space, path) {
-			return nil, errSnapshotFile
-		}
-		return combine.Collectives(space, node, path), nil
+		got, _, err := loadXSpace(path, pos, nil)
+		return got, err
 	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
@@ -343,10 +414,72 @@ func loadCollectives(path string, pos int) ([]validate.Node, error) {
 	return []validate.Node{validate.FromKineto(node, t)}, nil
 }
 
+// loadXSpace reads an XSpace trace for validate, as loadCollectives does,
+// and also returns what the file holds (its size, planes and events) and,
+// when the traces.json beside it records the file (records caches them by
+// directory; nil reads none), what its run recorded. The trace's node is
+// the one its collectives name, -1 when they name several (a combined
+// trace), else its node<i> name's or its position's. A snapshot-pairs file
+// gives errSnapshotFile.
+func loadXSpace(path string, pos int, records map[string]*xspace.TraceRecord) ([]validate.Node, *validate.Trace, error) {
+	node := pos
+	if n, ok := combine.NodeOf(path); ok {
+		node = n
+	}
+	space, counts, err := xspace.ReadCounted(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if snapshotFile(space, path) {
+		return nil, nil, errSnapshotFile
+	}
+	got := combine.Collectives(space, node, path)
+	tr := &validate.Trace{Source: path, Node: node, Counts: counts}
+	for i, n := range got {
+		if i == 0 {
+			tr.Node = n.ID
+		} else if n.ID != tr.Node {
+			tr.Node = -1
+		}
+	}
+	if records == nil {
+		return got, tr, nil
+	}
+	dir := filepath.Dir(path)
+	rec, seen := records[dir]
+	if !seen {
+		if rec, err = xspace.ReadTraceRecord(dir); err != nil {
+			return nil, nil, err
+		}
+		records[dir] = rec
+	}
+	if e, ok := rec.Lookup(filepath.Base(path)); ok && !otherRun(space, rec.RunID) {
+		tr.Recorded = &e.Counts
+	}
+	return got, tr, nil
+}
+
+// otherRun reports whether space's planes carry a run_id stat other than
+// runID (a record of another run is no record of the trace); false when
+// either is unknown.
+func otherRun(space *xplanepb.XSpace, runID string) bool {
+	if runID == "" {
+		return false
+	}
+	for _, p := range space.GetPlanes() {
+		if st, ok := xspace.StatByName(p, p.GetStats(), "run_id"); ok && xspace.StatString(p, st) != runID {
+			return true
+		}
+	}
+	return false
+}
+
 // snapshotFile reports whether space, read from path as an XSpace, is a
 // snapshot-pairs file: its "planes" (the pairs, field 1 of both messages)
 // have neither a name nor a line, which an XSpace's never lack, and the
-// file reads as SnapshotPairs with pairs.
+// file reads as SnapshotPairs with a pair that holds a clock reading (an
+// XSpace of empty planes reads as pairs of zeros: it is an empty trace,
+// not a snapshot file).
 func snapshotFile(space *xplanepb.XSpace, path string) bool {
 	if len(space.Planes) == 0 {
 		return false
@@ -357,5 +490,13 @@ func snapshotFile(space *xplanepb.XSpace, path string) bool {
 		}
 	}
 	sp, err := xspace.ReadSnapshots(path)
-	return err == nil && len(sp.Pairs) > 0
+	if err != nil {
+		return false
+	}
+	for _, q := range sp.Pairs {
+		if q.GetSysClockNs() != 0 || q.GetTracerClockNs() != 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/chronosync/chronosync/infile"
 )
 
 // cell is one formatted value; raw marks a JSON literal (a number or a
@@ -214,7 +216,7 @@ func AppendCSV(path string, row Row) error {
 
 // checkHeader reports whether the file at path starts with want.
 func checkHeader(path string, want []byte) error {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Results)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/chronosync/chronosync/infile"
 )
 
 // Record is one row of a results.csv as read back: its cells by column
@@ -121,7 +123,7 @@ func ReadCSV(rd io.Reader, file string) ([]Record, error) {
 
 // ReadCSVFile reads the results CSV at path (see ReadCSV).
 func ReadCSVFile(path string) ([]Record, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Results)
 	if err != nil {
 		return nil, err
 	}

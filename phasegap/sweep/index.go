@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strconv"
 
 	"github.com/google/renameio/v2"
+
+	"github.com/chronosync/chronosync/infile"
 )
 
 // IndexFile is the sweep's index, in its output directory: one line per
@@ -82,7 +83,7 @@ func writeIndex(path, matrix string, entries []Entry, old index) error {
 // readIndex reads a previous call's index; no index is an empty one.
 func readIndex(path string) (index, error) {
 	ix := index{lines: map[string][]string{}}
-	b, err := os.ReadFile(path)
+	b, err := infile.ReadFile(path, infile.SweepIndex)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ix, nil
 	}

@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,8 +21,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/phasegap"
 	"github.com/chronosync/chronosync/scenario"
+	"github.com/chronosync/chronosync/workload/halo"
 )
 
 // The transports a point runs on.
@@ -110,10 +111,34 @@ type Sweep struct {
 	Progress   []string `yaml:"progress"`
 }
 
-// Load reads and checks a sweep file. Every error names the file and the
-// line.
+// Limits on a sweep file, checked before anything is expanded: its size,
+// its YAML nodes with every alias expanded (counted on the parsed document,
+// stopping at the limit), and the points its sweeps plan (counted from the
+// axes' lengths).
+const (
+	// MaxMatrixBytes is the largest sweep file Load and Parse accept (as
+	// infile.MaxConfig, the cap of every file a person writes).
+	MaxMatrixBytes = infile.MaxConfig
+	// MaxPoints is the most points a sweep file may plan, all its sweeps
+	// and transports together: at a second a point, more than a day.
+	MaxPoints = 100_000
+	// MaxMatrixNodes is the most YAML nodes a sweep file may hold with its
+	// aliases expanded. A file of MaxMatrixBytes without aliases has
+	// fewer (a node takes at least two bytes), so only aliases reach it.
+	MaxMatrixNodes = 1 << 20
+	// MaxAliasExpansion is how many times its own nodes a sweep file's
+	// aliases may expand it to, beyond AliasAllowance nodes.
+	MaxAliasExpansion = 10
+	// AliasAllowance is the number of nodes a sweep file may always expand
+	// to, whatever its own size (an axis anchored once and named by every
+	// sweep): as many as the points it may plan.
+	AliasAllowance = MaxPoints
+)
+
+// Load reads and checks a sweep file (a regular file of at most
+// MaxMatrixBytes). Every error names the file and the line.
 func Load(path string) (*Matrix, error) {
-	b, err := os.ReadFile(path)
+	b, err := infile.ReadFile(path, infile.SweepMatrix)
 	if err != nil {
 		return nil, err
 	}
@@ -121,19 +146,28 @@ func Load(path string) (*Matrix, error) {
 }
 
 // Parse decodes a sweep file's bytes; file names it in errors and relative
-// paths (costs) are taken from its directory.
+// paths (costs) are taken from its directory. It refuses, before decoding
+// into the matrix, more than MaxMatrixBytes and a document whose aliases
+// expand it beyond its node budget (MaxMatrixNodes, MaxAliasExpansion),
+// and, before expanding a sweep, more than MaxPoints points.
 func Parse(b []byte, file string) (*Matrix, error) {
+	if len(b) > MaxMatrixBytes {
+		return nil, fmt.Errorf("%s: %d bytes: larger than %d bytes (sweep.MaxMatrixBytes): expected a sweep matrix", file, len(b), MaxMatrixBytes)
+	}
 	m := &Matrix{file: file, dir: filepath.Dir(file)}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, yamlError(file, err)
+	}
+	m.root = &root
+	if err := checkNodes(&root, file); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(m); err != nil {
 		return nil, yamlError(file, err)
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(b, &root); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	m.root = &root
 	if m.Name == "" {
 		m.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
@@ -150,6 +184,72 @@ func Parse(b []byte, file string) (*Matrix, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// checkNodes refuses a document whose aliases expand it beyond
+// min(MaxMatrixNodes, max(AliasAllowance, MaxAliasExpansion × its own
+// nodes)), and an alias inside the node it names. It walks the parsed
+// document, following aliases, and stops as soon as the count passes the
+// budget: it costs at most the budget's steps, whatever the aliases ask.
+func checkNodes(root *yaml.Node, file string) error {
+	own := countOwn(root)
+	budget := min(MaxMatrixNodes, max(AliasAllowance, MaxAliasExpansion*own))
+	c := nodeCounter{limit: budget, active: map[*yaml.Node]bool{}}
+	err := c.walk(root)
+	if errors.Is(err, errTooManyNodes) {
+		return fmt.Errorf("%s: its %d YAML nodes expand through aliases to more than %d: expected at most max(%d, %d × its nodes) and never more than %d (sweep.AliasAllowance, sweep.MaxAliasExpansion, sweep.MaxMatrixNodes)",
+			file, own, budget, AliasAllowance, MaxAliasExpansion, MaxMatrixNodes)
+	}
+	if err != nil {
+		return fmt.Errorf("%s:%w", file, err)
+	}
+	return nil
+}
+
+// errTooManyNodes stops nodeCounter's walk at its limit.
+var errTooManyNodes = errors.New("too many nodes")
+
+// countOwn counts the nodes of the document as written (an alias is one
+// node).
+func countOwn(n *yaml.Node) int {
+	c := 1
+	for _, ch := range n.Content {
+		c += countOwn(ch)
+	}
+	return c
+}
+
+// nodeCounter counts a document's nodes with its aliases expanded.
+type nodeCounter struct {
+	n, limit int
+	active   map[*yaml.Node]bool // the anchored nodes being expanded
+}
+
+// walk counts n and what it holds, following aliases; it fails with
+// errTooManyNodes once the count passes c.limit, and on an alias inside
+// the node it names.
+func (c *nodeCounter) walk(n *yaml.Node) error {
+	c.n++
+	if c.n > c.limit {
+		return errTooManyNodes
+	}
+	if n.Kind == yaml.AliasNode {
+		if n.Alias == nil {
+			return nil
+		}
+		if c.active[n.Alias] {
+			return fmt.Errorf("%d: alias *%s is inside the node it names: expected a node that ends", n.Line, n.Value)
+		}
+		c.active[n.Alias] = true
+		defer delete(c.active, n.Alias)
+		return c.walk(n.Alias)
+	}
+	for _, ch := range n.Content {
+		if err := c.walk(ch); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // yamlError turns the YAML decoder's errors ("line 3: field x not
@@ -183,6 +283,22 @@ func (m *Matrix) CostsPath() string {
 		return m.Costs
 	}
 	return filepath.Join(m.dir, m.Costs)
+}
+
+// CheckCosts loads and validates the costs file the matrix names (no
+// file: nothing to check), as every sim and real point would: Run calls
+// it before the first point, so that a bad costs file is one error, not
+// one failed run per point. The error names the matrix's line and the
+// costs file's.
+func (m *Matrix) CheckCosts() error {
+	path := m.CostsPath()
+	if path == "" {
+		return nil
+	}
+	if _, err := halo.LoadCosts(path); err != nil {
+		return m.errorf([]any{"costs"}, "costs: %v (no point run)", err)
+	}
+	return nil
 }
 
 // errorf is an error at the line of the key path (top-level keys, then
@@ -270,12 +386,23 @@ func (m *Matrix) check() error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	// Every point's parameters, as phasegap checks them.
+	// The points, counted from the axes before any is expanded.
+	if err := m.checkCount(); err != nil {
+		return err
+	}
+	// Every point's parameters, as phasegap checks them, one at a time.
 	for i := range m.Sweeps {
-		for _, pt := range m.points(i) {
-			if _, err := pt.Params.Validate(pt.Params.Ranks); err != nil {
-				return m.errorf([]any{"sweeps", i}, "sweep %s, point %s: %v", pt.Sweep, pt.ID(), err)
+		var err error
+		m.eachPoint(i, func(pt Point) bool {
+			if r := pt.Params.Ranks; r < 1 || r > scenario.MaxNodes {
+				err = m.errorf([]any{"sweeps", i}, "sweep %s, point %s: %d ranks: expected 1 to %d (scenario.MaxNodes)", pt.Sweep, pt.ID(), r, scenario.MaxNodes)
+			} else if _, verr := pt.Params.Validate(pt.Params.Ranks); verr != nil {
+				err = m.errorf([]any{"sweeps", i}, "sweep %s, point %s: %v", pt.Sweep, pt.ID(), verr)
 			}
+			return err == nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil

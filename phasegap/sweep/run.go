@@ -61,8 +61,13 @@ type Outcome struct {
 
 // Run runs every point of m that has not finished yet, writing each run
 // directory under out/runs and out/index.csv after every point. progress,
-// if not nil, shows a bar; log gets a line per point.
+// if not nil, shows a bar; log gets a line per point. The costs file is
+// checked first (CheckCosts): a bad one is an error before anything runs
+// or out is created.
 func Run(ctx context.Context, m *Matrix, out string, r Runner, progress, log io.Writer) (Outcome, error) {
+	if err := m.CheckCosts(); err != nil {
+		return Outcome{}, err
+	}
 	plan := m.Plan()
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return Outcome{}, err

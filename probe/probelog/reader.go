@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 	"slices"
+
+	"github.com/chronosync/chronosync/infile"
 )
 
 // Reader reads the blocks of a probe log in order. It is not safe for
@@ -44,7 +45,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 // otherwise read as the Reader's; with one it returns the blocks before
 // the one at fault.
 func ReadFile(path string) ([]Block, Meta, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.ProbeLog)
 	if err != nil {
 		return nil, Meta{}, fmt.Errorf("probelog: %w", err)
 	}

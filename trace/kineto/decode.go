@@ -9,20 +9,19 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/klauspost/compress/gzip"
+	"github.com/chronosync/chronosync/infile"
 )
 
 // Read reads the Kineto trace at path, plain or gzipped (recognised by the
 // gzip magic bytes, whatever the file's name). Errors are *Error values
 // naming path and a byte offset, except a failure to open the file.
 func Read(path string) (*Trace, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Kineto)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -35,12 +34,17 @@ func Read(path string) (*Trace, error) {
 //
 // The whole input must be one well-formed trace: a truncated gzip stream or
 // JSON text, or data after the top-level value, is an error, never a partial
-// trace; so is a time beyond the limits (see MaxTimeNs). Errors are *Error
-// values: the name, the byte offset in the JSON text (of the decompressed
-// stream for gzip) and the place, e.g.
+// trace; so is a time beyond the limits (see MaxTimeNs), a key that an
+// object of the trace (the top-level one, distributedInfo, an event, its
+// args, anything nested) has twice, and an event without its phase ("ph")
+// or without a member its phase needs ("X": name, ts and dur; see
+// required.go). Errors are *Error values: the name, the byte offset in the
+// JSON text (of the decompressed stream for gzip) and the place, e.g.
 //
 //	read x.json: byte 1234: traceEvents[17].ts: want a number, got "abc"
 //	read x.json: byte 24: baseTimeNanoseconds: 9000000000000000000 ns is out of range (|baseTimeNanoseconds| ≤ 4000000000000000000 ns)
+//	read x.json: byte 1234: baseTimeNanoseconds: duplicate key (first at byte 56)
+//	read x.json: byte 17: traceEvents[0]: want an event with "ph" (its phase, e.g. "X"), got none
 func Decode(r io.Reader, name string) (*Trace, error) {
 	return DecodeFilter(r, name, nil)
 }
@@ -67,7 +71,7 @@ type DecodeOptions struct {
 
 // ReadWith is [Read] with options.
 func ReadWith(path string, o DecodeOptions) (*Trace, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Kineto)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -76,25 +80,18 @@ func ReadWith(path string, o DecodeOptions) (*Trace, error) {
 }
 
 // DecodeWith is [Decode] with options.
+//
+// A gzipped input decompresses to at most [infile.GzipLimit] of its size:
+// when r can seek (a file), the whole stream is first decompressed into
+// io.Discard and its size checked, so that a bomb is refused before an
+// event is decoded; otherwise the cap follows the compressed bytes read.
+// Bytes after the last gzip member are an error, not ignored.
 func DecodeWith(r io.Reader, name string, o DecodeOptions) (*Trace, error) {
-	br := bufio.NewReader(r)
-	d := &decoder{name: name, keep: o.Keep, raw: o.Raw, intern: map[string]string{}}
-	var src io.Reader = br
-	magic, err := br.Peek(2)
-	switch {
-	case len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b:
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, &Error{Name: name, Decompressed: true, Err: fmt.Errorf("gzip: %w", err)}
-		}
-		defer zr.Close()
-		src, d.gzip = gzipReader{zr}, true
-	case err != nil && err != io.EOF:
-		return nil, &Error{Name: name, Err: err}
+	d, closeGzip, err := newDecoder(r, name, o)
+	if err != nil {
+		return nil, err
 	}
-	d.src = &window{r: src}
-	d.dec = json.NewDecoder(d.src)
-	d.dec.UseNumber()
+	defer closeGzip()
 	t := &Trace{Name: name, Rank: -1}
 	if err := d.document(t); err != nil {
 		return nil, err
@@ -102,15 +99,54 @@ func DecodeWith(r io.Reader, name string, o DecodeOptions) (*Trace, error) {
 	return t, nil
 }
 
-// gzipReader marks the errors of the gzip stream as such.
-type gzipReader struct{ r *gzip.Reader }
-
-func (g gzipReader) Read(p []byte) (int, error) {
-	n, err := g.r.Read(p)
-	if err != nil && err != io.EOF {
-		err = fmt.Errorf("gzip: %w", err)
+// newDecoder sets up a decoder of r, through a gzip reader when r starts
+// with gzip's magic bytes; the function it returns closes that reader.
+func newDecoder(r io.Reader, name string, o DecodeOptions) (*decoder, func(), error) {
+	br := bufio.NewReader(r)
+	d := &decoder{name: name, keep: o.Keep, raw: o.Raw, intern: map[string]string{}}
+	var src io.Reader = br
+	closeGzip := func() {}
+	magic, err := br.Peek(2)
+	switch {
+	case infile.IsGzip(magic):
+		zr, n, err := openGzip(r, br)
+		if err != nil {
+			return nil, nil, &Error{Name: name, Offset: n, Decompressed: true, Err: err}
+		}
+		src, d.gzip, closeGzip = zr, true, func() { zr.Close() }
+	case err != nil && err != io.EOF:
+		return nil, nil, &Error{Name: name, Err: err}
 	}
-	return n, err
+	d.src = &window{r: src}
+	d.dec = json.NewDecoder(d.src)
+	d.dec.UseNumber()
+	return d, closeGzip, nil
+}
+
+// openGzip returns the decompressed stream of r, which br (over r) has
+// peeked at. When r seeks, the stream is checked whole first (see
+// [infile.CheckGzip]) and read again from its start; the int is the number
+// of decompressed bytes at a failure of that check.
+func openGzip(r io.Reader, br *bufio.Reader) (*infile.Gunzip, int64, error) {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		if pos, err := rs.Seek(0, io.SeekCurrent); err == nil {
+			start := pos - int64(br.Buffered())
+			end, err := rs.Seek(0, io.SeekEnd)
+			if err == nil {
+				_, err = rs.Seek(start, io.SeekStart)
+			}
+			if err != nil {
+				return nil, 0, err
+			}
+			if n, err := infile.CheckGzip(rs); err != nil {
+				return nil, n, err
+			}
+			zr, err := infile.NewGunzip(rs, end-start)
+			return zr, 0, err
+		}
+	}
+	zr, err := infile.NewGunzip(br, -1)
+	return zr, 0, err
 }
 
 // maxIntern bounds the strings a decoder interns, so that memory stays
@@ -129,6 +165,7 @@ type decoder struct {
 	val    json.RawMessage   // the last value read, reused
 	intern map[string]string // phases, categories, ids, names, arg keys
 	buf    bytes.Buffer      // for compacting nested args
+	uniq   uniqueness        // the duplicate-key check of values
 	// lo and hi are the earliest and the latest of the events' times (ts
 	// and ts + dur), checked with baseTimeNanoseconds once the whole
 	// document is read (it may come after traceEvents).
@@ -274,9 +311,10 @@ func (d *decoder) document(t *Trace) error {
 	return d.checkBase(t)
 }
 
-// object reads the top-level object after its '{'.
+// object reads the top-level object after its '{'. A key may appear once
+// (see unique.go).
 func (d *decoder) object(t *Trace) error {
-	seen := false
+	keys := map[string]int64{} // key → the offset of its first appearance
 	for d.dec.More() {
 		tok, err := d.token(top)
 		if err != nil {
@@ -284,12 +322,15 @@ func (d *decoder) object(t *Trace) error {
 		}
 		k, _ := tok.(string) // the json.Decoder checks that it is a key
 		p := topKey(k)
+		if first, dup := keys[k]; dup {
+			return d.failAt(d.start, p, "duplicate key (first at byte %d)", first)
+		}
+		if len(keys) == MaxTopKeys {
+			return d.failAt(d.start, p, "one key more than the top-level object may have (%d, kineto.MaxTopKeys)", MaxTopKeys)
+		}
+		keys[k] = d.start
 		switch k {
 		case "traceEvents":
-			if seen {
-				return d.failAt(d.start, p, "duplicate key")
-			}
-			seen = true
 			if err := d.delim(p, '['); err != nil {
 				return err
 			}
@@ -317,7 +358,11 @@ func (d *decoder) object(t *Trace) error {
 			}
 			t.BaseTimeNs = v
 		default:
-			if _, err := d.value(p); err != nil {
+			off, err := d.value(p)
+			if err != nil {
+				return err
+			}
+			if err := d.unique(off, p); err != nil {
 				return err
 			}
 		}
@@ -325,7 +370,7 @@ func (d *decoder) object(t *Trace) error {
 	if err := d.delim(top, '}'); err != nil {
 		return err
 	}
-	if !seen {
+	if _, seen := keys["traceEvents"]; !seen {
 		return d.failAt(d.dec.InputOffset(), top, "no traceEvents")
 	}
 	return nil
@@ -344,6 +389,9 @@ func (d *decoder) distributedInfo(t *Trace) error {
 	case '{':
 	default:
 		return d.failAt(start, p, "want an object, got %s", describe(d.val))
+	}
+	if err := d.unique(start, p); err != nil {
+		return err
 	}
 	rankOff := int64(-1)
 	for m := newMembers(d.val); ; {
@@ -409,10 +457,17 @@ func (d *decoder) event(i int, ev *Event) error {
 	if d.val[0] != '{' {
 		return d.failAt(start, path{event: i}, "want an object, got %s", describe(d.val))
 	}
+	if err := d.unique(start, path{event: i}); err != nil {
+		return err
+	}
 	tsOff, durOff := start, start // where ts and dur are, for the errors of their sum
+	var has present               // the members it has (not null)
 	for m := newMembers(d.val); ; {
 		key, val, off, ok := m.next()
 		if !ok {
+			if err := has.check(ev); err != nil {
+				return d.failAt(start, path{event: i}, "%v", err)
+			}
 			return d.times(i, ev, tsOff, durOff)
 		}
 		if string(val) == "null" {
@@ -426,8 +481,10 @@ func (d *decoder) event(i int, ev *Event) error {
 		switch string(key) {
 		case "ph":
 			ev.Ph, err = d.text(val)
+			has.ph = true
 		case "name":
 			ev.Name, err = d.text(val)
+			has.name = true
 		case "cat":
 			ev.Cat, err = d.text(val)
 		case "pid":
@@ -436,10 +493,10 @@ func (d *decoder) event(i int, ev *Event) error {
 			ev.Tid, err = d.id(val)
 		case "ts":
 			ev.TsNs, err = micros(val, "ts")
-			tsOff = start + int64(off)
+			tsOff, has.ts = start+int64(off), true
 		case "dur":
 			ev.DurNs, err = micros(val, "dur")
-			durOff = start + int64(off)
+			durOff, has.dur = start+int64(off), true
 		case "args":
 			ev.Args, err = d.args(val)
 		default:
@@ -449,6 +506,24 @@ func (d *decoder) event(i int, ev *Event) error {
 			return d.failAt(start+int64(off), path{event: i, key: string(key)}, "%v", err)
 		}
 	}
+}
+
+// unique checks d.val, the value at off, at p, for an object with a key
+// twice: an error at the second key, naming the first's offset.
+func (d *decoder) unique(off int64, p path) error {
+	if c := d.val[0]; c != '{' && c != '[' {
+		return nil
+	}
+	k, dup := d.uniq.check(d.val)
+	if !dup {
+		return nil
+	}
+	if p.event >= 0 {
+		p.key = strings.TrimPrefix(k.where, ".")
+	} else {
+		p.key += k.where
+	}
+	return d.failAt(off+int64(k.at), p, "duplicate key (first at byte %d)", off+int64(k.first))
 }
 
 // times checks the sum of the times of ev, traceEvents[i] (each is within
@@ -583,7 +658,8 @@ func integer(raw []byte) (int64, error) {
 	return v, nil
 }
 
-// args renders an event's args object; the last of duplicate keys wins.
+// args renders an event's args object (whose keys the event's check found
+// unique).
 func (d *decoder) args(raw []byte) (map[string]string, error) {
 	if raw[0] != '{' {
 		return nil, fmt.Errorf("want an object, got %s", describe(raw))

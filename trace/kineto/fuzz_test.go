@@ -2,10 +2,12 @@ package kineto_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -65,6 +67,10 @@ var fuzzSeeds = []string{
 	`{"traceEvents": [{"ph": "X", "ts": "abc"}]}`,
 	`{"traceEvents": []} {}`,
 	"{\"traceEvents\": [{\"name\": \"\xff\xfe\", \"args\": {\"a\": \"\xe2\"}}]}",
+	// Duplicate keys (issue 30): refused wherever they are.
+	`{"baseTimeNanoseconds": 1, "traceEvents": [], "baseTimeNanoseconds": 2}`,
+	`{"distributedInfo": {"rank": 0, "r\u0061nk": 1}, "traceEvents": []}`,
+	`[{"ph": "X", "name": "a", "ts": 1, "dur": 1, "args": {"o": {"k": 1, "k": 2}}}]`,
 }
 
 // gzipBytes compresses b.
@@ -246,4 +252,72 @@ func FuzzDecode(f *testing.F) {
 		checkXSpace(t, tr, "without Raw")
 		checkXSpace(t, raw, "with Raw")
 	})
+}
+
+// FuzzDecodeDuplicateKeys (issue 30): whatever Decode accepts, the same
+// document with one member of one of its objects written twice (the copy
+// right after it) is refused, at the copy's key, as a duplicate key whose
+// first appearance is the original's: one rule for every object of a
+// trace, the top-level one, distributedInfo, events, args and whatever is
+// nested in them.
+func FuzzDecodeDuplicateKeys(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s), uint16(0))
+		f.Add([]byte(s), uint16(3))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, pick uint16) {
+		if _, err := kineto.Decode(bytes.NewReader(data), "fuzz.json"); err != nil || len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+			return // refused already, or gzipped: the text is not data
+		}
+		objects := objectStarts(data)
+		if len(objects) == 0 {
+			return
+		}
+		start := objects[int(pick)%len(objects)]
+		dec := json.NewDecoder(bytes.NewReader(data[start:]))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			t.Fatalf("no object at byte %d: %v %v", start, tok, err)
+		}
+		if !dec.More() {
+			return // {}: no member to repeat
+		}
+		key := start + int(dec.InputOffset())
+		for key < len(data) && strings.IndexByte(" \t\r\n", data[key]) >= 0 {
+			key++
+		}
+		if _, err := dec.Token(); err != nil {
+			t.Fatal(err)
+		}
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			t.Fatal(err)
+		}
+		end := start + int(dec.InputOffset())
+		dup := slices.Concat(data[:end], []byte(","), data[key:end], data[end:])
+		_, err := kineto.Decode(bytes.NewReader(dup), "fuzz.json")
+		want := fmt.Sprintf("byte %d: ", end+1)
+		var e *kineto.Error
+		if !errors.As(err, &e) || !strings.Contains(err.Error(), want) ||
+			e.Err.Error() != fmt.Sprintf("duplicate key (first at byte %d)", key) {
+			t.Fatalf("member %q repeated at byte %d: got %v, want an error at %s duplicate key (first at byte %d)", data[key:end], end+1, err, want, key)
+		}
+	})
+}
+
+// objectStarts returns the offsets of the objects' '{' in data, JSON text.
+func objectStarts(data []byte) []int {
+	var out []int
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '{':
+			out = append(out, i)
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	return out
 }

@@ -49,11 +49,11 @@ func TestDecodeTimesOutOfRange(t *testing.T) {
 	const limit = "4000000000000000000 ns"
 	baseLast := `{"traceEvents": [{"ph": "X", "ts": 9e15, "dur": 1}], "baseTimeNanoseconds": 9000000000000000000}`
 	baseFirst := `{"baseTimeNanoseconds": 9000000000000000000, "traceEvents": [{"ph": "X", "ts": 9e15, "dur": 1}]}`
-	sumLate := `{"traceEvents": [{"ts": 1}, {"ts": 1000000000000000}, {"ts": 2}], "baseTimeNanoseconds": 3500000000000000000}`
-	sumEarly := `{"baseTimeNanoseconds": -3500000000000000000, "traceEvents": [{"ts": 1}, {"ts": -1000000000000000, "dur": 5}]}`
-	endLate := `{"traceEvents": [{"ts": 1}, {"ts": 10, "dur": 3999999999999990}], "baseTimeNanoseconds": 1000000}`
-	durString := `{"traceEvents": [{"ts": 1, "dur": "-4000000000000000.001"}]}`
-	sumEnd := `{"traceEvents": [{"ts": 3000000000000000, "dur": 1000000000000000.001}]}`
+	sumLate := `{"traceEvents": [{"ph": "E", "ts": 1}, {"ph": "E", "ts": 1000000000000000}, {"ph": "E", "ts": 2}], "baseTimeNanoseconds": 3500000000000000000}`
+	sumEarly := `{"baseTimeNanoseconds": -3500000000000000000, "traceEvents": [{"ph": "E", "ts": 1}, {"ph": "E", "ts": -1000000000000000, "dur": 5}]}`
+	endLate := `{"traceEvents": [{"ph": "E", "ts": 1}, {"ph": "E", "ts": 10, "dur": 3999999999999990}], "baseTimeNanoseconds": 1000000}`
+	durString := `{"traceEvents": [{"ph": "E", "ts": 1, "dur": "-4000000000000000.001"}]}`
+	sumEnd := `{"traceEvents": [{"ph": "E", "ts": 3000000000000000, "dur": 1000000000000000.001}]}`
 	cases := []struct{ name, in, err string }{
 		{"reported: base 9e18 after ts 9e15 µs", baseLast, fmt.Sprintf(
 			`read x.json: byte %d: traceEvents[0].ts: 9e15 µs is out of range (|ts| ≤ 4000000000000000 µs)`, at(baseLast, "9e15", 0))},
@@ -93,7 +93,7 @@ func TestDecodeTimesOutOfRange(t *testing.T) {
 	}
 
 	// At the limits, everything is read and adds up.
-	edge := `{"baseTimeNanoseconds": 2000000000000000000, "traceEvents": [{"ts": 1000000000000000, "dur": 1000000000000000}, {"ts": -4000000000000000}]}`
+	edge := `{"baseTimeNanoseconds": 2000000000000000000, "traceEvents": [{"ph": "E", "ts": 1000000000000000, "dur": 1000000000000000}, {"ph": "E", "ts": -4000000000000000}]}`
 	tr, err := Decode(strings.NewReader(edge), "x.json")
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func TestErrorOffsets(t *testing.T) {
 		{"escapes encoding/json would not write", `"\u0061\u00e9"`, 0, `want a JSON object or array, got "aé"`},
 		{"traceEvents of invalid UTF-8", `{"traceEvents": "` + "\xff\xfe" + `"}`, 16, `traceEvents: want an array, got "` + "\ufffd\ufffd" + `"`},
 		{"traceEvents an escaped string", `{"traceEvents" :` + "\n\t" + ` "\/\/"}`, 19, `traceEvents: want an array, got "//"`},
-		{"duplicate key with an escape", `{"traceEvents": [], "traceEv\u0065nts": []}`, 20, `traceEvents: duplicate key`},
+		{"duplicate key with an escape", `{"traceEvents": [], "traceEv\u0065nts": []}`, 20, `traceEvents: duplicate key (first at byte 1)`},
 		{"data after the top-level value", `{"traceEvents": []}` + " \n " + `"` + "\xe2\xe2" + `"`, 22, `unexpected data after the top-level value`},
 		{"bare invalid byte", "\xe2", 0, `invalid character 'â' looking for beginning of value`},
 	}

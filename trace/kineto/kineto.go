@@ -5,10 +5,12 @@
 // A trace is a top-level object with a "traceEvents" array and other keys
 // (schemaVersion, deviceProperties, distributedInfo, baseTimeNanoseconds,
 // ...); the bare-array form of the Chrome format (just the events) is read
-// too. Events keep the fields a timeline needs: ph, name, cat, pid, tid, ts,
-// dur and args. Kineto writes ts and dur in microseconds with a fractional
-// part; they are converted to integer nanoseconds from the number's text, so
-// that no precision is lost to float64 at today's epoch microseconds.
+// too. No object may have a key twice, and every event has its phase ("ph")
+// and what its phase needs (see [Decode]). Events keep the fields a timeline
+// needs: ph, name, cat, pid, tid, ts, dur and args. Kineto writes ts and dur
+// in microseconds with a fractional part; they are converted to integer
+// nanoseconds from the number's text, so that no precision is lost to float64
+// at today's epoch microseconds.
 //
 // Decoding streams: the top-level object is read token by token and
 // traceEvents one element at a time, so memory is bounded by the events kept,

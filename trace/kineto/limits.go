@@ -28,6 +28,13 @@ const (
 	maxSpanNs = math.MaxInt64 / 1000 / 4
 )
 
+// MaxTopKeys bounds the members of a trace's top-level object, whose
+// keys Decode keeps to refuse a second of one (every other object is in
+// memory whole while its keys are checked): Kineto writes about ten
+// (schemaVersion, deviceProperties, distributedInfo, traceEvents,
+// traceName, baseTimeNanoseconds, ...).
+const MaxTopKeys = 4096
+
 // maxTimeUs is MaxTimeNs in µs, the unit of ts and dur in the file.
 const maxTimeUs = MaxTimeNs / 1000
 

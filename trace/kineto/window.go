@@ -14,11 +14,35 @@ type window struct {
 	head  int
 	off   int64
 	total int64 // the bytes read
+	// reads counts the calls of Read and rescan the bytes held from the
+	// mark at each: at most what the json.Decoder scans again after it
+	// (for the tests of its cost).
+	reads  int
+	rescan int64
 }
 
-// Read reads from the underlying reader, keeping what it reads.
+// Read reads from the underlying reader, keeping what it reads. It fills
+// p whole unless the reader ends or fails first, as io.ReadFull does: the
+// json.Decoder looks for the next token from the same place after each
+// read (a run of white space is scanned again every time), and grows its
+// buffer only once it is full, so a reader that returns a few KiB a call
+// (a gzip reader) would make a long run of white space cost time
+// quadratic in its length. Filled whole, the buffer doubles on every read
+// and the scans add up to at most twice the run.
 func (w *window) Read(p []byte) (int, error) {
-	n, err := w.r.Read(p)
+	w.reads++
+	w.rescan += w.total - w.off
+	n, err, idle := 0, error(nil), 0
+	for n < len(p) && err == nil {
+		var m int
+		m, err = w.r.Read(p[n:])
+		n += m
+		if m > 0 {
+			idle = 0
+		} else if idle++; idle >= 100 && err == nil {
+			err = io.ErrNoProgress
+		}
+	}
 	if n > 0 {
 		if w.head > 0 && w.head >= len(w.buf)-w.head {
 			// Drop the bytes before the mark once they are at least half:

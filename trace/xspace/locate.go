@@ -26,8 +26,9 @@ func locate(b []byte, md protoreflect.MessageDescriptor) *CorruptError {
 // wire type is not its declared one is an unknown field to proto.Unmarshal,
 // and is only skipped here too.
 func walk(b []byte, base int, md protoreflect.MessageDescriptor, path string, depth int) *CorruptError {
-	if depth > protowire.DefaultRecursionLimit {
-		return &CorruptError{Offset: int64(base), Field: path, Reason: "exceeded maximum recursion depth"}
+	if depth > MaxNesting {
+		return &CorruptError{Offset: int64(base), Field: path,
+			Reason: fmt.Sprintf("messages nested deeper than %d levels (xspace.MaxNesting)", MaxNesting)}
 	}
 	at := func(pos int, reason string) *CorruptError {
 		return &CorruptError{Offset: int64(base + pos), Field: path, Reason: reason}
@@ -52,6 +53,13 @@ func walk(b []byte, base int, md protoreflect.MessageDescriptor, path string, de
 		fd := md.Fields().ByNumber(num)
 		if !delimited(fd, typ) {
 			if n = protowire.ConsumeFieldValue(num, typ, b[pos:]); n < 0 {
+				if typ != protowire.StartGroupType {
+					return fail(tag, n)
+				}
+				if at, deep := groupTooDeep(b[pos:]); deep {
+					return &CorruptError{Offset: int64(base + pos + at), Field: path,
+						Reason: fmt.Sprintf("field %d: groups nested deeper than %d levels (xspace.MaxNesting)", num, MaxNesting)}
+				}
 				return fail(tag, n)
 			}
 			pos += n
@@ -96,6 +104,51 @@ func walk(b []byte, base int, md protoreflect.MessageDescriptor, path string, de
 		pos = start + int(size)
 	}
 	return nil
+}
+
+// MaxNesting is the deepest nesting of messages, and of groups inside a
+// field, that a trace may have: proto.Unmarshal's limit
+// (protowire.DefaultRecursionLimit, 10,000). The trace schemas nest a few
+// levels; only unknown fields of the group wire type, which no schema
+// describes, can nest deeper, and a group inside more than MaxNesting
+// others is refused by proto.Unmarshal, and so by the walk, which names
+// where it starts.
+const MaxNesting = protowire.DefaultRecursionLimit
+
+// groupTooDeep looks inside a group field whose start tag ends just
+// before b, in the order protowire.ConsumeFieldValue reads it, for a group
+// inside more than MaxNesting others. It returns that group's start tag's
+// offset in b, or false when the group first fails (or parses) for
+// another reason. It iterates: the nesting costs no stack.
+func groupTooDeep(b []byte) (int, bool) {
+	var open []protowire.Number // the groups inside the outermost, open at pos
+	for pos := 0; pos < len(b); {
+		num, typ, n := protowire.ConsumeTag(b[pos:])
+		if n < 0 {
+			return 0, false
+		}
+		switch typ {
+		case protowire.StartGroupType:
+			if len(open) >= MaxNesting {
+				return pos, true
+			}
+			open = append(open, num)
+			pos += n
+		case protowire.EndGroupType:
+			if len(open) == 0 || open[len(open)-1] != num {
+				return 0, false // the outermost group ends, or a mismatched end
+			}
+			open = open[:len(open)-1]
+			pos += n
+		default:
+			m := protowire.ConsumeFieldValue(num, typ, b[pos+n:])
+			if m < 0 {
+				return 0, false
+			}
+			pos += n + m
+		}
+	}
+	return 0, false
 }
 
 // delimited reports whether a field fd (nil if unknown) of wire type typ is

@@ -3,10 +3,10 @@ package xspace
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/trace/snapshotpb"
 	"github.com/chronosync/chronosync/trace/xplanepb"
 )
@@ -53,24 +53,40 @@ func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 // the byte offset; a missing file gives the os error.
 func Read(path string) (*xplanepb.XSpace, error) {
 	s := &xplanepb.XSpace{}
-	if err := readInto(path, s); err != nil {
+	if err := readInto(path, infile.XSpace, s); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ReadCounted is [Read] that also returns the trace's counts: the file's
+// size, its planes and its events (see [Counts.Empty] and [Mismatch]).
+func ReadCounted(path string) (*xplanepb.XSpace, Counts, error) {
+	b, err := infile.ReadFile(path, infile.XSpace)
+	if err != nil {
+		return nil, Counts{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	s := &xplanepb.XSpace{}
+	if err := Unmarshal(b, s); err != nil {
+		return nil, Counts{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	c := CountOf(s)
+	c.Bytes = int64(len(b))
+	return s, c, nil
 }
 
 // ReadSnapshots reads the clock snapshots at path, with the errors of
 // [Read].
 func ReadSnapshots(path string) (*snapshotpb.SnapshotPairs, error) {
 	s := &snapshotpb.SnapshotPairs{}
-	if err := readInto(path, s); err != nil {
+	if err := readInto(path, infile.Snapshots, s); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func readInto(path string, m proto.Message) error {
-	b, err := os.ReadFile(path)
+func readInto(path string, k infile.Kind, m proto.Message) error {
+	b, err := infile.ReadFile(path, k)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/google/renameio/v2"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/chronosync/chronosync/infile"
 )
 
 // MaxCostsFileBytes is the largest costs file LoadCosts reads: a costs
@@ -62,7 +63,7 @@ func costNames() []string {
 // value nobody calibrated. The costs must pass Costs.Validate. Errors name
 // the file, the line and the key.
 func LoadCosts(path string) (Costs, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Costs)
 	if err != nil {
 		return Costs{}, err
 	}
@@ -75,6 +76,16 @@ func LoadCosts(path string) (Costs, error) {
 		return Costs{}, fmt.Errorf("%s: larger than %d bytes (halo.MaxCostsFileBytes): expected a costs file (eight keys and comments)", path, MaxCostsFileBytes)
 	}
 	return decodeCosts(data, path)
+}
+
+// ParseCosts decodes a costs file's contents, already read, as LoadCosts
+// decodes the file; file names it in errors. A caller that keeps the
+// bytes (a run directory's copy) decodes the very bytes it keeps.
+func ParseCosts(data []byte, file string) (Costs, error) {
+	if len(data) > MaxCostsFileBytes {
+		return Costs{}, fmt.Errorf("%s: larger than %d bytes (halo.MaxCostsFileBytes): expected a costs file (eight keys and comments)", file, MaxCostsFileBytes)
+	}
+	return decodeCosts(data, file)
 }
 
 // decodeCosts decodes a costs file's contents; file names it in errors.
