@@ -371,7 +371,10 @@ func screen(node int, d *syncpb.NodeWindowData) screened {
 	case int(d.NodeId) != node || len(d.Edges) > len(hostileGraph)-1,
 		// A window must end after it starts, within 2 h (its offsets.jsonl
 		// record could not be written otherwise).
-		d.WindowEndNs <= d.WindowStartNs || uint64(d.WindowEndNs)-uint64(d.WindowStartNs) > 2*3600e9:
+		d.WindowEndNs <= d.WindowStartNs || uint64(d.WindowEndNs)-uint64(d.WindowStartNs) > 2*3600e9,
+		// The node's own uncertainty of a step too small to find: finite,
+		// within GraphCalc's σ.
+		!(d.MissSigmaNs >= 0 && d.MissSigmaNs <= graphcalc.MaxSigma):
 		s.refused = true
 		return s
 	case d.RoundId != 1:
