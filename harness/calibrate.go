@@ -28,7 +28,7 @@ type CalibrationResult struct {
 // and node, or a round with fewer records than rounds.jsonl says were
 // solved is an error, not a calibration of what is left.
 func Calibrate(dir string) (*CalibrationResult, error) {
-	sc, err := scenario.Load(filepath.Join(dir, FileScenario))
+	sc, err := scenario.LoadUntilStopped(filepath.Join(dir, FileScenario)) // a node run until stopped has duration 0
 	if err != nil {
 		return nil, fmt.Errorf("calibrate %s: %w", dir, err)
 	}

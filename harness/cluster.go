@@ -48,9 +48,14 @@ type Cluster struct {
 	Addresses    []netip.Addr
 	// Key is the cluster's shared key; nil without a key: line.
 	Key *auth.Key
+	// RPD says the file was rpd's ADDRESS,rank=RANK lines: the scenario
+	// is RPDScenario's default, ScenarioFile the cluster file itself.
+	RPD bool
 }
 
-// LoadCluster reads and checks a cluster file: known keys only, a loadable
+// LoadCluster reads and checks a cluster file, in either format: the YAML
+// of [ClusterFile], or rpd's lines of ADDRESS,rank=RANK ([ParseRPDCluster];
+// told apart by content, [IsRPDCluster]). For the YAML: known keys only, a loadable
 // scenario, one unicast address per scenario node (not unspecified,
 // broadcast or multicast; with a prefix length, not the subnet's
 // broadcast either), each in its canonical form (an IPv4-mapped IPv6
@@ -60,6 +65,9 @@ func LoadCluster(path string) (*Cluster, error) {
 	data, err := infile.ReadFile(path, infile.Cluster)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if IsRPDCluster(data) {
+		return loadRPDCluster(path, data)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -71,7 +79,7 @@ func LoadCluster(path string) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster %s: no scenario: expected scenario: FILE (relative to the cluster file)", path)
 	}
 	scPath := relativeTo(path, f.Scenario)
-	sc, err := scenario.Load(scPath)
+	sc, err := scenario.LoadUntilStopped(scPath) // duration 0: until SIGINT or SIGTERM
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", path, err)
 	}
@@ -183,6 +191,9 @@ type ClusterNode struct {
 // RankFromEnv returns the rank that MPI or Slurm launchers give a process:
 // OMPI_COMM_WORLD_RANK (Open MPI), PMI_RANK (MPICH, Intel MPI) or
 // SLURM_PROCID (srun), in that order.
+//
+// A node of a loaded cluster takes [Cluster.RankFromEnv], which reads rpd's
+// RPDT_CLOCKSYNC_RANK and RPDT_CLOCKSYNC_IP before these.
 func RankFromEnv(getenv func(string) string) (int, error) {
 	for _, k := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"} {
 		if v := getenv(k); v != "" {

@@ -56,7 +56,7 @@ type EstimateResult struct {
 // run recorded (probes.bin), with the protocol settings of its
 // scenario.yaml, and measures them against truth.jsonl when the run has one.
 func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
-	sc, err := scenario.Load(filepath.Join(dir, FileScenario))
+	sc, err := scenario.LoadUntilStopped(filepath.Join(dir, FileScenario)) // a node run until stopped has duration 0
 	if err != nil {
 		return nil, err
 	}

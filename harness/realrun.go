@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/netip"
 	"sync"
 	"time"
@@ -80,7 +79,7 @@ func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, p
 	// The nodes' loops and the shaper log from their own goroutines.
 	logw := &lockedWriter{w: log}
 	b.log = logw
-	cfg := real.Config{Seed: sc.Seed, Log: logw, LogLevel: slog.LevelInfo, Serialize: true, Key: opts.Key}
+	cfg := real.Config{Seed: sc.Seed, Log: logw, LogLevel: opts.LogLevel, LogJSON: opts.LogJSON, Serialize: true, Key: opts.Key}
 	for _, n := range r.Nodes {
 		cfg.Nodes = append(cfg.Nodes, real.NodeConfig{Clock: n.Clock, Tracer: n.Tracer})
 	}
@@ -129,6 +128,10 @@ func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, p
 // Backend names the real backend.
 func (b *realBackend) Backend() string { return "real" }
 
+// realWorld implements realWorldBackend: Options.OnStats hands the world
+// to a node's host services, which read its counters.
+func (b *realBackend) realWorld() *real.World { return b.World }
+
 func (b *realBackend) artifacts() []Artifact { return nil }
 
 // run starts the nodes' loops and stops them when the scenario's duration
@@ -141,7 +144,13 @@ func (b *realBackend) run(ctx context.Context, bar *progress, _ func(time.Durati
 	b.phases.Start = time.Since(start)
 	// The scenario's duration counts from the nodes' boot: a slow start
 	// (a busy machine) does not shorten the protocol's run.
-	ctx, cancel := context.WithTimeout(ctx, b.duration)
+	// A duration of 0 runs until ctx is done (SIGINT, SIGTERM).
+	var cancel context.CancelFunc
+	if b.duration > 0 {
+		ctx, cancel = context.WithTimeout(ctx, b.duration)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
 	defer cancel()
 	injected := make(chan []RealFault, 1)
 	if actions := b.faultActions(b.resolved.Faults); runErr == nil && len(actions) > 0 {

@@ -12,13 +12,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/chronosync/chronosync/auth"
+	"github.com/chronosync/chronosync/probe/probelog"
+	"github.com/chronosync/chronosync/rounds"
+	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/scenario"
+	"github.com/chronosync/chronosync/world"
 )
 
 // Options control a run.
@@ -51,11 +57,53 @@ type Options struct {
 	// Cluster, if not nil, runs one node of a multi-host cluster on the
 	// real backend (chronosync node) instead of every node in namespaces.
 	Cluster *ClusterNode
+	// RotateBytes is the size of offsets.jsonl at which a run until
+	// stopped (duration 0) rotates its offsets.jsonl and rounds.jsonl
+	// (offsets.Rotate); 0 is offsets.DefaultRotateBytes. See runfiles.go.
+	RotateBytes int64
 	// Key, if not nil, seals every datagram and stream frame of a real run
 	// with the cluster's shared key (package auth); a cluster node takes
 	// its cluster file's. The simulator has no use for one.
 	Key *auth.Key
+	// LogLevel is the least severe record a real run's nodes write to
+	// run.log (the zero value: info), and LogJSON writes them as JSON
+	// lines instead of text (chronosync --log-level, --log-format).
+	LogLevel slog.Level
+	LogJSON  bool
+	// OnModel, if not nil, is called with each clock model a node of a
+	// sync run takes (rounds.ModelObserver): after each round the master
+	// solved it, the node's own record of the round, equal to its line in
+	// offsets.jsonl; in consensus mode each update. It runs on the node's
+	// event loop (the simulator's one loop; a real node's own goroutine),
+	// must return quickly and must not call back into the run: it is
+	// where a node publishes its model to the host (shared memory, chrony,
+	// metrics, status).
+	OnModel func(node world.NodeID, m rounds.Model)
+	// OnRound, if not nil, is called on the master's node with each round
+	// it gathered, after the round is appended to the run files
+	// (rounds.Observer.Round). Like OnModel it runs on the node's event
+	// loop, must return quickly, must not call back into the run and must
+	// not keep r past its return (r is the run's own record); a real node
+	// feeds its metrics with it (metrics.Metrics.ObserveRound).
+	OnRound func(r *rounds.RoundReport)
+	// OnWindow, if not nil, is called on every node of a sync run with
+	// each window it closed (rounds.Observer.Window): the probe stream of
+	// each out-edge and the fits it reports, after they are in probes.bin.
+	// Like OnModel it runs on the node's event loop, must return quickly,
+	// must not call back into the run and must not keep blocks or data
+	// past its return (they are the run's); a real node feeds its metrics
+	// (metrics.Metrics.ObserveWindow) and its status's peers with it. Nil
+	// in the simulator, and a run with it is the run without it.
+	OnWindow func(node world.NodeID, blocks []probelog.Block, data *syncpb.NodeWindowData)
+	// OnStats, if not nil, is called right after OnWindow, on the same
+	// node's event loop, with the node's counters so far (NodeStats: its
+	// prober's, its protocol's and, on the real backend, the world's).
+	// The same rules as OnWindow's hold.
+	OnStats func(node world.NodeID, st NodeStats)
 
+	// inPlace: the run writes into Out from the start and continues what
+	// a previous incarnation wrote there (a run until stopped).
+	inPlace bool
 	// protocol replaces the scenario's protocol (tests only).
 	protocol protocol
 	// attack, if not nil, runs beside a real run on one machine once its
@@ -91,14 +139,17 @@ func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 	if opts.Seed != nil {
 		run.Seed = *opts.Seed
 	}
+	out := opts.Out
+	if out == "" {
+		out = filepath.Join("runs", fmt.Sprintf("%s-seed%d", run.Name, run.Seed))
+	}
+	if run.Duration == 0 {
+		return runUntilStopped(&run, out, opts)
+	}
 	if opts.Backend != "real" {
 		if err := checkMemory(&run, opts.memAvailable); err != nil {
 			return nil, err
 		}
-	}
-	out := opts.Out
-	if out == "" {
-		out = filepath.Join("runs", fmt.Sprintf("%s-seed%d", run.Name, run.Seed))
 	}
 	// One writer a run directory, from the checks to the rename.
 	lock, err := LockRunDir(out)
@@ -146,6 +197,71 @@ func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 	return res, nil
 }
 
+// runUntilStopped runs sc, of duration 0, until opts.Context is done
+// (SIGINT, SIGTERM): on the real backend only, the sync protocol only. It
+// writes into out in place from the start (a long-running node's files
+// must be there as it goes), holding out's lock the whole time, and
+// continues what a previous incarnation left there (see runfiles.go). out
+// must be absent, empty, or a run directory of this rank (checkOwner).
+func runUntilStopped(sc *scenario.Scenario, out string, opts Options) (*Result, error) {
+	switch {
+	case opts.Backend != "real":
+		return nil, fmt.Errorf("run %s: duration 0 (until stopped) runs on the real backend only (chronosync node, or run --backend=real); the simulator needs a duration > 0", sc.Name)
+	case sc.Protocol.Kind != scenario.ProtocolSync || sc.Workload.Kind == scenario.WorkloadTraining:
+		return nil, fmt.Errorf("run %s: duration 0 (until stopped) runs the sync protocol only, without a training workload (protocol %q, workload %q): give a duration > 0", sc.Name, sc.Protocol.Kind, sc.Workload.Kind)
+	}
+	lock, err := LockRunDir(out)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	var rank *int
+	if opts.Cluster != nil {
+		rank = &opts.Cluster.Rank
+	}
+	if err := checkContinuable(out); err != nil {
+		return nil, err
+	}
+	if err := checkOwner(out, rank); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("create run directory %s: %w", out, err)
+	}
+	opts.Out, opts.inPlace = out, true
+	res, err := runIn(sc, out, opts)
+	var failure *Failure
+	if errors.As(err, &failure) {
+		failure.Dir = out
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Dir = out
+	return res, nil
+}
+
+// checkContinuable fails unless out is absent, an empty directory, or a
+// run directory (a manifest, a failure, or the scenario and log a run
+// writes first: a node killed before its end has no manifest), so that a
+// run until stopped never writes into anything else.
+func checkContinuable(out string) error {
+	entries, err := os.ReadDir(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("run directory %s: %w", out, err)
+	case len(entries) == 0:
+		return nil
+	}
+	has := func(name string) bool { _, err := os.Lstat(filepath.Join(out, name)); return err == nil }
+	if has(FileManifest) || has(FileFailure) || has(FileScenario) && has(FileLog) {
+		return nil
+	}
+	return fmt.Errorf("run directory %s exists and is not a chronosync run directory (no %s, nor %s and %s); refusing to write into it", out, FileManifest, FileScenario, FileLog)
+}
+
 // runIn runs sc in dir. A panic anywhere in it, after the simulation as
 // well as in it, becomes a *Failure recorded in dir's failure.txt.
 func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err error) {
@@ -170,13 +286,24 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 		return nil, fmt.Errorf("write scenario: %w", err)
 	}
 
-	logFile, err := os.Create(filepath.Join(dir, FileLog))
+	logFlags, logSize := os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 4096
+	if opts.inPlace {
+		// A run until stopped appends to the log of its earlier
+		// incarnations, and writes each line through (a buffer of 1:
+		// bufio writes what does not fit straight to the file), so that a
+		// kill loses none of it.
+		logFlags, logSize = os.O_WRONLY|os.O_CREATE|os.O_APPEND, 1
+	}
+	logFile, err := os.OpenFile(filepath.Join(dir, FileLog), logFlags, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create run log: %w", err)
 	}
 	defer closeInto(&err, logFile, FileLog)
-	logBuf := bufio.NewWriter(logFile)
+	logBuf := bufio.NewWriterSize(logFile, logSize)
 	defer flushInto(&err, logBuf, FileLog)
+	if opts.inPlace {
+		fmt.Fprintf(logBuf, "run until stopped (duration 0): pid %d, chronosync %s, started %s\n", os.Getpid(), Version(), time.Now().UTC().Format(time.RFC3339))
+	}
 
 	proto := opts.protocol
 	if proto == nil {
@@ -184,8 +311,23 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 			return nil, err
 		}
 	}
+	if opts.inPlace {
+		sp, ok := proto.(*syncProtocol)
+		if !ok {
+			return nil, fmt.Errorf("run %s until stopped: the %T protocol cannot run in place", sc.Name, proto)
+		}
+		sp.inPlace, sp.rotateBytes, sp.runLog = true, opts.RotateBytes, logFile // an *os.File: one write(2) a line, safe beside the nodes' logging
+	}
 	if pp, ok := proto.(*phasegapProtocol); ok && opts.Backend == "real" {
 		pp.spin = realSpin
+	}
+	switch sp := proto.(type) {
+	case *syncProtocol:
+		sp.onModel, sp.onRound = opts.OnModel, opts.OnRound
+		sp.onWindow, sp.onStats = opts.OnWindow, opts.OnStats
+	case *tracedProtocol:
+		sp.onModel, sp.onRound = opts.OnModel, opts.OnRound
+		sp.onWindow, sp.onStats = opts.OnWindow, opts.OnStats
 	}
 	b, err := newBackend(sc, resolved, dir, opts, proto, logBuf, tr)
 	if err != nil {

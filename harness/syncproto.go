@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/chronosync/chronosync/estimate"
 	"github.com/chronosync/chronosync/graphcalc"
 	"github.com/chronosync/chronosync/probe/probelog"
+	"github.com/chronosync/chronosync/real"
 	"github.com/chronosync/chronosync/rounds"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/scenario"
@@ -82,6 +84,18 @@ type syncProtocol struct {
 	probes    *probelog.Writer
 	offs      *offsets.Writer
 	rnds      *offsets.Writer
+	// files holds offs and rnds (rotated in a run until stopped); inPlace,
+	// rotateBytes and runLog are the run's (runFiles).
+	files       *runFiles
+	inPlace     bool
+	rotateBytes int64
+	runLog      io.Writer
+	incarnation int // of a run until stopped (startIncarnation); 0 otherwise
+	probeMeta   probelog.Meta
+	// segmentProbes counts the blocks written to the open probes.bin,
+	// rotatedProbes those of the segments rotated away (rotateProbes).
+	segmentProbes, rotatedProbes ProbeSummary
+
 	truthFile *os.File
 	truth     *groundtruth.Writer
 
@@ -103,6 +117,19 @@ type syncProtocol struct {
 	// graphcalc holds the offline estimates with their GraphCalc wall
 	// times, which vary between runs and so stay out of summary.json.
 	graphcalc []EstimateResult
+	// onModel is Options.OnModel: each model a node takes.
+	onModel func(node world.NodeID, m rounds.Model)
+	// onRound is Options.OnRound: each round the master gathered.
+	onRound func(r *rounds.RoundReport)
+	// onWindow and onStats are Options.OnWindow and OnStats: each window
+	// a node closed, and its counters then (windowHooks).
+	onWindow func(node world.NodeID, blocks []probelog.Block, data *syncpb.NodeWindowData)
+	onStats  func(node world.NodeID, st NodeStats)
+	// current is each node's latest incarnation, by node id (for
+	// onStats), and realWorld the real backend's world (nil in the
+	// simulator).
+	current   []*rounds.Node
+	realWorld *real.World
 }
 
 type roundFigures struct {
@@ -129,6 +156,7 @@ func (p *syncProtocol) program(id world.NodeID) world.Program {
 	p.boots[id]++
 	n := rounds.New(p.cfg, p.boots[id], p)
 	p.nodes = append(p.nodes, n)
+	p.setCurrent(id, n)
 	return n
 }
 
@@ -143,19 +171,31 @@ func (p *syncProtocol) artifacts() []Artifact {
 
 func (p *syncProtocol) attach(w truth, dir string) error {
 	p.w, p.dir = w, dir
+	p.realWorld = realWorldOf(w)
 	timestampFloors(&p.cfg.Estimate, w.Backend())
 	var err error
+	meta := offsets.Meta{RunID: p.runID, Reference: int(p.cfg.Reference), Estimator: string(p.cfg.Estimate.Kind), Mode: string(p.cfg.Mode)}
+	runLog := p.runLog
+	if runLog == nil {
+		runLog = io.Discard
+	}
+	var rep offsets.Repaired
+	if p.files, rep, err = openRunFiles(dir, offsetsMeta(meta, "offsets"), offsetsMeta(meta, "rounds"), p.inPlace, p.rotateBytes, runLog); err != nil {
+		return err
+	}
+	p.offs, p.rnds = p.files.offs, p.files.rnds
+	if p.inPlace {
+		// A restarted master continues the rounds after the last whole one.
+		p.cfg.LastRound = rep.LastRound
+		if p.incarnation, err = startIncarnation(dir, rep); err != nil {
+			return err
+		}
+	}
 	if p.probeFile, err = os.Create(filepath.Join(dir, FileProbes)); err != nil {
 		return err
 	}
-	if p.probes, err = probelog.NewWriter(p.probeFile, probelog.Meta{Schema: probelog.Schema, RunID: p.runID, Nodes: w.Nodes(), Units: "ns", Source: w.Backend()}); err != nil {
-		return err
-	}
-	meta := offsets.Meta{RunID: p.runID, Reference: int(p.cfg.Reference), Estimator: string(p.cfg.Estimate.Kind), Mode: string(p.cfg.Mode)}
-	if p.offs, err = offsets.Create(filepath.Join(dir, FileOffsets), offsetsMeta(meta, "offsets")); err != nil {
-		return err
-	}
-	if p.rnds, err = offsets.Create(filepath.Join(dir, FileRounds), offsetsMeta(meta, "rounds")); err != nil {
+	p.probeMeta = probelog.Meta{Schema: probelog.Schema, RunID: p.runID, Nodes: w.Nodes(), Units: "ns", Source: w.Backend()}
+	if p.probes, err = probelog.NewWriter(p.probeFile, p.probeMeta); err != nil {
 		return err
 	}
 	if p.truthFile, err = os.Create(filepath.Join(dir, FileTruth)); err != nil {
@@ -183,6 +223,10 @@ func (p *syncProtocol) Window(node world.NodeID, blocks []probelog.Block, data *
 	for i := range blocks {
 		p.fail(p.probes.Write(&blocks[i]))
 	}
+	if p.inPlace {
+		countProbes(&p.segmentProbes, blocks)
+	}
+	p.fail(p.rotateProbes())
 	ref := p.cfg.Reference
 	tw := groundtruth.Window{Round: data.RoundId, Node: int(node), Start: data.WindowStartNs, End: data.WindowEndNs}
 	for _, local := range []int64{data.WindowStartNs, data.WindowStartNs + (data.WindowEndNs-data.WindowStartNs)/2, data.WindowEndNs} {
@@ -196,6 +240,7 @@ func (p *syncProtocol) Window(node world.NodeID, blocks []probelog.Block, data *
 		// summary does, from the nodes' records and these reports.
 		p.reportsSeen = append(p.reportsSeen, data)
 	}
+	p.windowHooks(node, blocks, data)
 	if p.tamper != nil {
 		p.tamper(node, data)
 	}
@@ -256,6 +301,20 @@ func (p *syncProtocol) Round(r *rounds.RoundReport) {
 		p.unsolved = append(p.unsolved, *u)
 	}
 	p.fail(p.rnds.Append(rr...))
+	p.afterRound()
+	if p.onRound != nil {
+		p.onRound(r)
+	}
+}
+
+// afterRound rotates the run files when they have grown to their cap (a
+// run until stopped only).
+func (p *syncProtocol) afterRound() {
+	if p.files == nil {
+		return
+	}
+	p.fail(p.files.afterRound())
+	p.offs, p.rnds = p.files.offs, p.files.rnds
 }
 
 // writable returns recs without the records the run files' writers would
@@ -301,7 +360,18 @@ func (p *syncProtocol) finish() error {
 	return p.err
 }
 
+// Model implements [rounds.ModelObserver]: it hands node's model to
+// Options.OnModel. syncProtocol takes models whether or not a hook is set,
+// so that every node asks for its own (rounds.FeatureRoundResult) and a
+// run sends the same messages, and so has the same event log, either way.
+func (p *syncProtocol) Model(node world.NodeID, m rounds.Model) {
+	if p.onModel != nil {
+		p.onModel(node, m)
+	}
+}
+
 var _ rounds.Observer = (*syncProtocol)(nil)
+var _ rounds.ModelObserver = (*syncProtocol)(nil)
 
 // The real backend's timestamp floors (estimate.Options.TimestampSigma,
 // UserT3Sigma; docs/real-backend.md, "Honest uncertainty").

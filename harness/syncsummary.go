@@ -240,6 +240,7 @@ func (p *syncProtocol) summarize(s *Summary) {
 		out.Probes.T3Kernel += kernel
 		out.Probes.T3User += user
 	}
+	addProbes(&out.Probes, p.rotatedProbes) // a run until stopped's rotated probes.N.bin
 	for _, n := range p.nodes {
 		if pr := n.Prober(); pr != nil {
 			st := pr.Stats()

@@ -25,6 +25,8 @@ type Config struct {
 	// handler, which writes each record in one Write under its own lock.
 	Log      io.Writer
 	LogLevel slog.Level
+	// LogJSON writes Log's records as JSON lines instead of text.
+	LogJSON bool
 	// Serialize makes all nodes' callbacks mutually exclusive (see the
 	// package doc).
 	Serialize bool

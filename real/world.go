@@ -74,7 +74,11 @@ func New(cfg Config) (*World, error) {
 		out = io.Discard
 	}
 	w := &World{cfg: cfg, base: newTimebase(cfg.UnixEpoch), byAddr: make(map[netip.Addr]world.NodeID, len(cfg.Nodes))}
-	w.log = slog.New(&logHandler{w: w, h: slog.NewTextHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel})})
+	var h slog.Handler = slog.NewTextHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel})
+	if cfg.LogJSON {
+		h = slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel})
+	}
+	w.log = slog.New(&logHandler{w: w, h: h})
 	for i, nc := range cfg.Nodes {
 		id := world.NodeID(i)
 		// The OS clock has its own read noise and granularity.

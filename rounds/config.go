@@ -62,6 +62,13 @@ type Config struct {
 	ConsensusGain       float64
 	MaxFrame            int // wire frame cap; 0 means the codec's default
 	GraphCalc           graphcalc.Options
+
+	// LastRound is the last round id a previous incarnation of the master
+	// completed (0: none): the master numbers its rounds from LastRound+1,
+	// so that a master restarted on its run files continues them without
+	// repeating a round id; in consensus mode each node numbers its own
+	// windows from it. Rounds counts from LastRound too.
+	LastRound uint64
 }
 
 // Validate reports the first problem with c.
@@ -130,6 +137,10 @@ type Figures struct {
 	SequenceSkew time.Duration // spread of the nodes' window starts on the global timeline
 	Retries      int           // reconnections since the previous round
 	MessageBytes int           // bytes of NodeWindowData frames gathered
+	// ResultBytes are the bytes of the RoundResult frames the master sent
+	// after solving the round (the master's own node's, handed over
+	// directly, not counted).
+	ResultBytes int
 }
 
 // NopObserver ignores everything.

@@ -79,6 +79,7 @@ func (c *consensus) update(d *syncpb.NodeWindowData) {
 	}
 	rec.OffsetNS = next.OffsetAt(d.WindowStartNs)
 	c.n.obs.Consensus(c.n.env.Node(), rec)
+	c.n.consensusModel(rec)
 }
 
 // disagreement is the uncertainty of a consensus correction moved gain of

@@ -18,6 +18,9 @@ type master struct {
 	n     *Node
 	conns []world.Stream // by node ID; nil while not connected
 	heard []int64        // when each connection was last heard from
+	// features are what each connection's hello announced
+	// (Hello.features, Feature*).
+	features []uint64
 
 	seq      uint64
 	round    uint64
@@ -53,11 +56,13 @@ type pendingConn struct {
 
 func newMaster(n *Node) (*master, error) {
 	m := &master{
-		n:       n,
-		conns:   make([]world.Stream, n.env.Nodes()),
-		heard:   make([]int64, n.env.Nodes()),
-		reports: make([]*syncpb.NodeWindowData, n.env.Nodes()),
-		length:  n.cfg.Window,
+		n:        n,
+		conns:    make([]world.Stream, n.env.Nodes()),
+		heard:    make([]int64, n.env.Nodes()),
+		features: make([]uint64, n.env.Nodes()),
+		reports:  make([]*syncpb.NodeWindowData, n.env.Nodes()),
+		length:   n.cfg.Window,
+		round:    n.cfg.LastRound,
 	}
 	nodes := make([]int, len(n.cfg.Nodes))
 	for i, v := range n.cfg.Nodes {
@@ -103,7 +108,7 @@ func (m *master) begin() {
 
 // startRound sends ROUND_START for the next round.
 func (m *master) startRound() {
-	if m.n.cfg.Rounds > 0 && m.round >= uint64(m.n.cfg.Rounds) {
+	if m.n.cfg.Rounds > 0 && m.round-m.n.cfg.LastRound >= uint64(m.n.cfg.Rounds) {
 		m.n.env.Logger().Info("all rounds done", "rounds", m.round)
 		return
 	}
@@ -256,6 +261,7 @@ func (m *master) finish() {
 	m.adapt(r)
 	m.startRound()
 	r.Figures.EndToStart = time.Duration(m.now() - m.endAt)
+	r.Figures.ResultBytes = m.sendResults(r)
 	m.n.obs.Round(r)
 }
 

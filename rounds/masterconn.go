@@ -63,6 +63,7 @@ func (c masterConn) hello(s world.Stream, h *syncpb.Hello) {
 		m.retries++
 	}
 	m.conns[node] = s
+	m.features[node] = h.Features
 	m.heard[node] = m.now()
 	m.n.env.Logger().Info("node joined", "node", node, "incarnation", h.Incarnation, "last_round", h.LastRoundId)
 	if !m.started && m.allConnected() {

@@ -1,6 +1,7 @@
 package rounds
 
 import (
+	"errors"
 	"time"
 
 	"github.com/chronosync/chronosync/probe"
@@ -40,6 +41,21 @@ type NodeStats struct {
 	// the node refused as outside their bounds ([MinCadence], [MinWindow],
 	// [MaxWindow]), keeping its previous setting.
 	RefusedTiming int
+	// Results counts the RoundResults the node took (and handed to its
+	// [ModelObserver]).
+	Results int
+	// DroppedResults counts, by reason, the RoundResults the node's door
+	// dropped: "connection" (not on its current connection to the
+	// master), "node_id" (another node's), "reference_node",
+	// "round_id" (a round the master did not start), "stale" (not newer
+	// than the last taken), "window" (not the window the node reported for
+	// the round), "sequence_skew_ns", "empty", or the field of the record
+	// offsets.Offset.Check refuses ("offset_ns", "steps[0].at_ns", ...).
+	// nil when none was.
+	DroppedResults map[string]int
+	// UnknownMessages counts the messages from the master of a kind this
+	// version does not know (a newer master's), skipped.
+	UnknownMessages int
 }
 
 // Node is the protocol program of one node: its prober, its agent (which
@@ -62,6 +78,7 @@ type Node struct {
 	retries int
 	cons    *consensus
 	stats   NodeStats
+	agent   agentState // of the current connection to the master
 }
 
 // New returns the program of one node. incarnation tells restarts apart (the
@@ -74,7 +91,7 @@ func New(cfg Config, incarnation uint64, obs Observer) *Node {
 }
 
 // Stats returns the node's counters so far.
-func (n *Node) Stats() NodeStats { return n.stats }
+func (n *Node) Stats() NodeStats { return n.statsCopy() }
 
 // Prober returns the node's prober (nil before Start).
 func (n *Node) Prober() *probe.Prober { return n.prober }
@@ -94,7 +111,7 @@ func (n *Node) Start(env world.Env) error {
 	case n.cfg.Mode == ModeConsensus:
 		n.cons = newConsensus(n)
 		if n.participant() {
-			n.openWindow(1)
+			n.openWindow(n.cfg.LastRound + 1) // after a restarted node's own records
 		}
 		return nil
 	case env.Node() == n.cfg.Master:
@@ -173,11 +190,19 @@ func (n *Node) send(env *syncpb.Envelope) int {
 func (n *Node) handle(env *syncpb.Envelope) {
 	switch b := env.Body.(type) {
 	case *syncpb.Envelope_RoundStart:
+		n.agent.sawStart(b.RoundStart.RoundId, int64(n.env.Host().Now()))
 		n.startRound(b.RoundStart)
 	case *syncpb.Envelope_RoundEnd:
+		n.agent.sawEnd(b.RoundEnd.RoundId, int64(n.env.Host().Now()))
 		if n.prober.Opened() && n.round == b.RoundEnd.RoundId {
 			n.closeWindow()
 		}
+	case *syncpb.Envelope_RoundResult:
+		if b.RoundResult == nil {
+			n.dropResult("empty", 0, "empty round_result")
+			return
+		}
+		n.takeResult(b.RoundResult)
 	case *syncpb.Envelope_Heartbeat:
 	default:
 		n.env.Logger().Warn("unexpected message from master", "kind", wire.Kind(env))
@@ -252,7 +277,7 @@ func (n *Node) openWindow(round uint64) {
 
 func (n *Node) rotateWindow() {
 	n.closeWindow()
-	if n.cfg.Rounds > 0 && n.round >= uint64(n.cfg.Rounds) {
+	if n.cfg.Rounds > 0 && n.round-n.cfg.LastRound >= uint64(n.cfg.Rounds) {
 		return
 	}
 	n.openWindow(n.round + 1)
@@ -271,6 +296,7 @@ func (n *Node) closeWindow() {
 		return
 	}
 	env := &syncpb.Envelope{Body: &syncpb.Envelope_Window{Window: data}}
+	n.agent.sawReport(data)
 	if n.master != nil {
 		b, err := wire.Marshal(env, n.cfg.MaxFrame)
 		if err == nil {
@@ -291,17 +317,28 @@ func (a agentConn) OnOpen(s world.Stream) {
 		return
 	}
 	n.heard = int64(n.env.Host().Now())
+	n.agent = agentState{}
 	n.send(&syncpb.Envelope{Body: &syncpb.Envelope_Hello{Hello: &syncpb.Hello{
-		NodeId: int32(n.env.Node()), Incarnation: n.incarnation, LastRoundId: n.round,
+		NodeId: int32(n.env.Node()), Incarnation: n.incarnation, LastRoundId: n.round, Features: n.features(),
 	}}})
 }
 
 func (a agentConn) OnMessage(s world.Stream, msg []byte) {
 	n := a.n
 	if s != n.conn {
+		if env, err := wire.Unmarshal(msg, n.cfg.MaxFrame); err == nil && env.GetRoundResult() != nil {
+			n.dropResult("connection", env.GetRoundResult().GetRoundId(), "not on the node's current connection to the master")
+		}
 		return
 	}
 	env, err := wire.Unmarshal(msg, n.cfg.MaxFrame)
+	if errors.Is(err, wire.ErrUnknownBody) {
+		// A newer master's message: the stream is in step, skip it.
+		n.heard = int64(n.env.Host().Now())
+		n.stats.UnknownMessages++
+		n.env.Logger().Debug("message of an unknown kind from master; skipped", "bytes", len(msg), "err", err)
+		return
+	}
 	if err != nil {
 		n.env.Logger().Warn("bad message from master; closing", "err", err)
 		s.Close()

@@ -28,6 +28,23 @@ func Load(path string) (*Scenario, error) {
 	return parse(path, data, filepath.Dir(path))
 }
 
+// LoadUntilStopped is Load for a run that may go on until it is stopped
+// (a long-running real node: chronosync node, or run --backend=real): it
+// takes duration: 0 as "until SIGINT or SIGTERM" (see
+// [Scenario.UntilStopped]), which Load refuses. The simulator never runs
+// such a scenario (harness.Run refuses it).
+func LoadUntilStopped(path string) (*Scenario, error) {
+	data, err := infile.ReadFile(path, infile.Scenario)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	return parseWith(path, data, filepath.Dir(path), true)
+}
+
+// UntilStopped reports whether s runs until it is stopped: duration 0, as
+// LoadUntilStopped takes it.
+func (s *Scenario) UntilStopped() bool { return s.Duration == 0 && s.untilStopped }
+
 // Parse decodes a scenario file strictly and validates it. name is the
 // file's name in errors. Every problem found is reported, as an
 // [ErrorList] of [*Error] sorted by line: YAML syntax, unknown or repeated
@@ -42,6 +59,11 @@ func Parse(name string, data []byte) (*Scenario, error) {
 // parse is Parse with the directory that relative paths in the file are
 // joined to ("" for none).
 func parse(name string, data []byte, dir string) (*Scenario, error) {
+	return parseWith(name, data, dir, false)
+}
+
+// parseWith is parse, taking duration 0 where untilStopped.
+func parseWith(name string, data []byte, dir string, untilStopped bool) (*Scenario, error) {
 	root, err := parseDocument(name, data)
 	if err != nil {
 		return nil, err
@@ -52,6 +74,7 @@ func parse(name string, data []byte, dir string) (*Scenario, error) {
 		return nil, err
 	}
 	s.src = &source{file: name, dir: dir, root: root}
+	s.untilStopped = untilStopped
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}

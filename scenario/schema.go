@@ -25,7 +25,7 @@ type Scenario struct {
 	Name        string        // required, [a-z0-9-]+
 	Description string        // free text
 	Seed        uint64        // default 1; the CLI can override it
-	Duration    time.Duration // virtual duration of the run, > 0
+	Duration    time.Duration // virtual duration of the run, > 0 (0: until stopped, real backend only; see LoadUntilStopped)
 	Nodes       int           // number of nodes, >= 1; IDs are 0..Nodes-1
 	Clocks      Clocks
 	Topology    Topology
@@ -41,6 +41,9 @@ type Scenario struct {
 	// after decoding (Validate, Resolve) can name the file and line. It is
 	// nil for a scenario built in code.
 	src *source
+	// untilStopped: a duration of 0 is taken, as a run until stopped
+	// (LoadUntilStopped).
+	untilStopped bool
 }
 
 // Clocks are the clock parameters of every node: a default and per-node

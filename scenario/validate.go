@@ -83,7 +83,9 @@ func (v *validator) top() {
 	if !regexp.MustCompile(`^[a-z0-9-]+$`).MatchString(s.Name) {
 		v.addf("name", "invalid name %q; expected lowercase letters, digits and '-' only, like quickstart", s.Name)
 	}
-	v.positive("duration", "duration", s.Duration)
+	if !s.untilStopped || s.Duration != 0 {
+		v.positive("duration", "duration", s.Duration)
+	}
 	if s.Nodes < 1 {
 		v.addf("nodes", "%d nodes; expected at least 1", s.Nodes)
 	}

@@ -94,7 +94,7 @@ func (v *validator) sync(path string, y Sync) {
 	switch {
 	case y.Rounds < 0:
 		v.addf(key(path, "rounds"), "negative rounds %d; expected a round count >= 0 (0 runs rounds until the end of the run)", y.Rounds)
-	case y.Rounds > 0 && y.Window > 0:
+	case y.Rounds > 0 && y.Window > 0 && !v.s.UntilStopped():
 		if need, ok := times(y.Rounds, y.Window); !ok || need > v.s.Duration {
 			least := "more than the longest duration"
 			if ok {

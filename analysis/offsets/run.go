@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -35,6 +34,9 @@ const RoundsFile = "rounds.jsonl"
 //     are not as many as the nodes its round line says were solved
 //     (missing lines), and a round rounds.jsonl does not have.
 //
+// A rotated segment offsets.N.jsonl (see Rotate) is read against
+// rounds.N.jsonl, its own rounds file.
+//
 // Without a rounds.jsonl beside it (a file given on its own, an estimator's
 // offsets) nothing says which records a round should have, and only the
 // first rule applies.
@@ -49,7 +51,7 @@ func ReadStrict(path string) (Info, []Offset, error) {
 	if info.Meta.Mode != ModeRounds && info.Meta.Mode != ModeWindows {
 		return info, offs, nil
 	}
-	rpath := filepath.Join(filepath.Dir(path), RoundsFile)
+	rpath := roundsBeside(path) // rounds.N.jsonl beside a rotated offsets.N.jsonl
 	if _, err := os.Lstat(rpath); errors.Is(err, fs.ErrNotExist) {
 		return info, offs, nil
 	}

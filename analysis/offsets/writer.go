@@ -24,6 +24,7 @@ type Writer struct {
 	err     error // sticky: after a failed write the tail may be torn
 	started bool  // the meta line is written
 	dropped int64
+	size    int64 // bytes in the file: the meta line and every Append
 }
 
 // errClosed is returned by Append after Close.
@@ -127,7 +128,7 @@ func resume(f *os.File, path string) (*Writer, error) {
 		end -= n
 	}
 	w := newWriter(f, m)
-	w.f, w.started = f, true
+	w.f, w.started, w.size = f, true, end
 	if end < size {
 		if err := f.Truncate(end); err != nil {
 			return nil, err
@@ -181,7 +182,17 @@ func (w *Writer) Append(records ...any) error {
 		return w.err
 	}
 	w.started = true
+	w.size += int64(w.lines.Len())
 	return nil
+}
+
+// Size returns the bytes the file holds: those OpenAppend found (less what
+// it cut) and those written since. A long-running node rotates its files
+// when offsets.jsonl passes a cap (see Rotate).
+func (w *Writer) Size() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.size
 }
 
 // encode checks one record and appends its line to w.lines.

@@ -41,7 +41,7 @@ events.log.gz. SCENARIO is a path, or the name of a scenario of the built-in
 library (chronosync scenario list; see scenarios/README.md).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, path, err := loadScenario(args[0])
+			sc, path, err := loadScenarioFor(args[0], backend)
 			if err != nil {
 				return err
 			}
@@ -53,6 +53,8 @@ library (chronosync scenario list; see scenarios/README.md).`,
 				Backend:      backend,
 				Progress:     terminal(cmd.OutOrStdout()),
 				Force:        force,
+				LogLevel:     runLogLevel(cmd),
+				LogJSON:      runLogJSON(cmd),
 			}
 			// SIGINT or SIGTERM ends a real run early; it still removes
 			// its namespaces and records what it measured.

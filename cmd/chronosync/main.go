@@ -11,7 +11,13 @@
 //	chronosync scenario list
 //	chronosync scenario check SCENARIO...
 //	chronosync events legend
+//	chronosync node --cluster FILE [--rank N]
+//	chronosync status [--socket PATH | --cluster FILE [--rank N]] [--json]
 //	chronosync version
+//
+// Every command takes --log-level debug|info|warn|error (default info) and
+// --log-format text|json (default text): the log records it writes to
+// stderr.
 //
 // Flags are written with hyphens (--run-dir); the underscore spellings of
 // the origin plan (--run_dir) are accepted as hidden aliases. SCENARIO is a
@@ -83,7 +89,10 @@ seed gives the same run, byte for byte; every run directory can be replayed.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(), newReplayCmd(), newEstimateCmd(), newCalibrateCmd(), newCombineCmd(), newValidateCmd(), newScenarioCmd(), newEventsCmd(), newVersionCmd(), newNetnsCmd(), newNodeCmd(), newPeersCmd(), newPhasegapCmd())
+	var lf logFlags
+	lf.add(root)
+	root.PersistentPreRunE = lf.setup
+	root.AddCommand(newRunCmd(), newReplayCmd(), newEstimateCmd(), newCalibrateCmd(), newCombineCmd(), newValidateCmd(), newScenarioCmd(), newEventsCmd(), newVersionCmd(), newNetnsCmd(), newNodeCmd(), newPeersCmd(), newPhasegapCmd(), newStatusCmd())
 	// Set after AddCommand so that it reaches every command's flags.
 	root.SetGlobalNormalizationFunc(hyphenate)
 	return root

@@ -18,5 +18,5 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the CLI end-to-end tests in testdata/script.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/script"})
+	testscript.Run(t, testscript.Params{Dir: "testdata/script", Cmds: scriptCmds()})
 }

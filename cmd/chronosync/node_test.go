@@ -85,7 +85,7 @@ func TestNodeCluster(t *testing.T) {
 	for i := range procs {
 		outs[i] = new(bytes.Buffer)
 		// One --out for all, as mpirun gives it: each rank writes dir/rank<i>.
-		args := []string{"netns", "exec", lab.NodeNS(i), bin, "node", "--cluster", cluster, "--out", dir}
+		args := []string{"netns", "exec", lab.NodeNS(i), bin, "node", "--cluster", cluster, "--out", dir, "--no-timepage", "--no-status-socket", "--state-dir", filepath.Join(dir, "state")}
 		cmd := exec.Command("ip", args...)
 		if i == 0 {
 			cmd.Args = append(cmd.Args, "--rank", "0")

@@ -38,7 +38,7 @@ func TestNodeRanksShareOutDir(t *testing.T) {
 	write(t, filepath.Join(dir, "c.yaml"), "name: cluster2\nduration: 3s\nnodes: 2\nprotocol: {kind: sync, mode: rounds, estimator: svm, cadence: 2ms, window: 1s}\n")
 	write(t, filepath.Join(dir, "cluster.yaml"), fmt.Sprintf("scenario: c.yaml\naddresses: [127.78.%d.1, 127.78.%d.2]\n", a, a))
 	node := func(env string, args ...string) (*exec.Cmd, *bytes.Buffer) {
-		cmd := exec.Command(bin, append([]string{"node", "--cluster", "cluster.yaml"}, args...)...)
+		cmd := exec.Command(bin, append([]string{"node", "--cluster", "cluster.yaml", "--no-timepage", "--no-status-socket"}, args...)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), env)
 		out := new(bytes.Buffer)
@@ -67,7 +67,10 @@ func TestNodeRanksShareOutDir(t *testing.T) {
 			t.Fatalf("rank 0 took no lock %s in 5 s:\n%s", lock, outs[0])
 		}
 	}
-	again, againOut := node("OMPI_COMM_WORLD_RANK=0", "--out", "out")
+	// Its own --state-dir, as another host sharing the file system has:
+	// the host lock (TestNodeOnePerHost) does not refuse it, the run
+	// directory's lock does.
+	again, againOut := node("OMPI_COMM_WORLD_RANK=0", "--out", "out", "--state-dir", filepath.Join(dir, "other-host"))
 	err = again.Run()
 	want := fmt.Sprintf("run directory %s is in use by another process (PID %d holds its lock %s)",
 		filepath.Join("out", "rank0"), procs[0].Process.Pid, filepath.Join("out", ".rank0.lock"))

@@ -97,6 +97,7 @@ var schema = []struct {
 		{"node_id", 1, "int32", ""},
 		{"incarnation", 2, "uint64", ""},
 		{"last_round_id", 3, "uint64", ""},
+		{"features", 4, "uint64", ""},
 	}},
 	{"RoundStart", []field{
 		{"round_id", 1, "uint64", ""},
@@ -112,6 +113,34 @@ var schema = []struct {
 		{"seq", 1, "uint64", ""},
 		{"sent_ns", 2, "int64", ""},
 	}},
+	{"RoundResult", []field{
+		{"round_id", 1, "uint64", ""},
+		{"sequence_number", 2, "uint64", ""},
+		{"reference_node", 3, "int32", ""},
+		{"node_id", 4, "int32", ""},
+		{"window_id", 5, "uint64", ""},
+		{"window_start_ns", 6, "int64", ""},
+		{"window_end_ns", 7, "int64", ""},
+		{"offset_ns", 8, "double", ""},
+		{"drift_ppm", 9, "double", ""},
+		{"uncertainty_ns", 10, "double", ""},
+		{"drift_uncertainty_ppm", 11, "double", ""},
+		{"steps", 12, "repeated ResultStep", ""},
+		{"self_check", 13, "ResultSelfCheck", ""},
+		{"degraded", 14, "uint32", ""},
+		{"sequence_skew_ns", 15, "int64", ""},
+	}},
+	{"ResultStep", []field{
+		{"at_ns", 1, "int64", ""},
+		{"at_uncertainty_ns", 2, "double", ""},
+		{"size_ns", 3, "double", ""},
+		{"size_uncertainty_ns", 4, "double", ""},
+	}},
+	{"ResultSelfCheck", []field{
+		{"predictions", 1, "int32", ""},
+		{"within_three_sigma", 2, "int32", ""},
+		{"max_sigma", 3, "double", ""},
+	}},
 	{"Envelope", []field{
 		{"hello", 1, "Hello", "body"},
 		{"round_start", 2, "RoundStart", "body"},
@@ -119,6 +148,7 @@ var schema = []struct {
 		{"window", 4, "NodeWindowData", "body"},
 		{"heartbeat", 5, "Heartbeat", "body"},
 		{"global", 6, "GlobalWindowData", "body"},
+		{"round_result", 7, "RoundResult", "body"},
 	}},
 }
 

@@ -619,7 +619,14 @@ type Hello struct {
 	// Incarnation of the agent; it grows at each restart.
 	Incarnation uint64 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
 	// Last round the agent took part in; 0 when none.
-	LastRoundId   uint64 `protobuf:"varint,3,opt,name=last_round_id,json=lastRoundId,proto3" json:"last_round_id,omitempty"`
+	LastRoundId uint64 `protobuf:"varint,3,opt,name=last_round_id,json=lastRoundId,proto3" json:"last_round_id,omitempty"`
+	// What the agent understands beyond the messages every version knows:
+	// a bit set of the FEATURE_* values rounds names (rounds.Feature*).
+	// Bit 0 (1): the agent takes a RoundResult after each solved round. A
+	// master sends a message of a feature only to agents that set its bit:
+	// an agent of a version before it (features 0) would take the unknown
+	// body for a malformed frame and reconnect.
+	Features      uint64 `protobuf:"varint,4,opt,name=features,proto3" json:"features,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -671,6 +678,13 @@ func (x *Hello) GetIncarnation() uint64 {
 func (x *Hello) GetLastRoundId() uint64 {
 	if x != nil {
 		return x.LastRoundId
+	}
+	return 0
+}
+
+func (x *Hello) GetFeatures() uint64 {
+	if x != nil {
+		return x.Features
 	}
 	return 0
 }
@@ -858,6 +872,323 @@ func (x *Heartbeat) GetSentNs() int64 {
 	return 0
 }
 
+// RoundResult is sent by the master to one agent after a round is solved:
+// that agent's own clock model, the record the master writes to
+// offsets.jsonl for it (analysis/offsets.Offset), so that the node can
+// correct its local tracers' timestamps as the master's file would. Sent
+// only to agents whose Hello set features bit 0, and only for a round
+// with a solution for the agent's node: an unsolved round sends none.
+type RoundResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Round solved.
+	RoundId uint64 `protobuf:"varint,1,opt,name=round_id,json=roundId,proto3" json:"round_id,omitempty"`
+	// Master's sequence number of the round (its RoundStart's).
+	SequenceNumber uint64 `protobuf:"varint,2,opt,name=sequence_number,json=sequenceNumber,proto3" json:"sequence_number,omitempty"`
+	// Node whose clock is global time.
+	ReferenceNode int32 `protobuf:"varint,3,opt,name=reference_node,json=referenceNode,proto3" json:"reference_node,omitempty"`
+	// Node the model is of: the receiving agent's.
+	NodeId int32 `protobuf:"varint,4,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// Window the model holds for: the node's window of the round, on its
+	// clock, in nanoseconds (offsets.jsonl's window_id, window_start_ns,
+	// window_end_ns).
+	WindowId      uint64 `protobuf:"varint,5,opt,name=window_id,json=windowId,proto3" json:"window_id,omitempty"`
+	WindowStartNs int64  `protobuf:"varint,6,opt,name=window_start_ns,json=windowStartNs,proto3" json:"window_start_ns,omitempty"`
+	WindowEndNs   int64  `protobuf:"varint,7,opt,name=window_end_ns,json=windowEndNs,proto3" json:"window_end_ns,omitempty"`
+	// Node clock minus global time at window_start_ns, in nanoseconds.
+	OffsetNs float64 `protobuf:"fixed64,8,opt,name=offset_ns,json=offsetNs,proto3" json:"offset_ns,omitempty"`
+	// Node clock rate minus global rate, in ppm.
+	DriftPpm float64 `protobuf:"fixed64,9,opt,name=drift_ppm,json=driftPpm,proto3" json:"drift_ppm,omitempty"`
+	// 1σ of offset_ns at the window's middle, in nanoseconds, and of
+	// drift_ppm, in ppm.
+	UncertaintyNs       float64 `protobuf:"fixed64,10,opt,name=uncertainty_ns,json=uncertaintyNs,proto3" json:"uncertainty_ns,omitempty"`
+	DriftUncertaintyPpm float64 `protobuf:"fixed64,11,opt,name=drift_uncertainty_ppm,json=driftUncertaintyPpm,proto3" json:"drift_uncertainty_ppm,omitempty"`
+	// The node's clock steps inside the window, in clock order.
+	Steps []*ResultStep `protobuf:"bytes,12,rep,name=steps,proto3" json:"steps,omitempty"`
+	// How well the previous round's models predicted this window's edges
+	// of the node; absent where none was predicted.
+	SelfCheck *ResultSelfCheck `protobuf:"bytes,13,opt,name=self_check,json=selfCheck,proto3" json:"self_check,omitempty"`
+	// Why the round's solution is degraded, a bit set of rounds.Degraded*
+	// (1: partial, some nodes unsolved; 2: the edges inconsistent beyond
+	// their σ; 4: something the solution could not settle; 8: participants
+	// missing from the round); 0 when it is not.
+	Degraded uint32 `protobuf:"varint,14,opt,name=degraded,proto3" json:"degraded,omitempty"`
+	// Spread of the reporting nodes' window starts on the global timeline,
+	// in nanoseconds (the master's sequence skew of the round).
+	SequenceSkewNs int64 `protobuf:"varint,15,opt,name=sequence_skew_ns,json=sequenceSkewNs,proto3" json:"sequence_skew_ns,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RoundResult) Reset() {
+	*x = RoundResult{}
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoundResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoundResult) ProtoMessage() {}
+
+func (x *RoundResult) ProtoReflect() protoreflect.Message {
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoundResult.ProtoReflect.Descriptor instead.
+func (*RoundResult) Descriptor() ([]byte, []int) {
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *RoundResult) GetRoundId() uint64 {
+	if x != nil {
+		return x.RoundId
+	}
+	return 0
+}
+
+func (x *RoundResult) GetSequenceNumber() uint64 {
+	if x != nil {
+		return x.SequenceNumber
+	}
+	return 0
+}
+
+func (x *RoundResult) GetReferenceNode() int32 {
+	if x != nil {
+		return x.ReferenceNode
+	}
+	return 0
+}
+
+func (x *RoundResult) GetNodeId() int32 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *RoundResult) GetWindowId() uint64 {
+	if x != nil {
+		return x.WindowId
+	}
+	return 0
+}
+
+func (x *RoundResult) GetWindowStartNs() int64 {
+	if x != nil {
+		return x.WindowStartNs
+	}
+	return 0
+}
+
+func (x *RoundResult) GetWindowEndNs() int64 {
+	if x != nil {
+		return x.WindowEndNs
+	}
+	return 0
+}
+
+func (x *RoundResult) GetOffsetNs() float64 {
+	if x != nil {
+		return x.OffsetNs
+	}
+	return 0
+}
+
+func (x *RoundResult) GetDriftPpm() float64 {
+	if x != nil {
+		return x.DriftPpm
+	}
+	return 0
+}
+
+func (x *RoundResult) GetUncertaintyNs() float64 {
+	if x != nil {
+		return x.UncertaintyNs
+	}
+	return 0
+}
+
+func (x *RoundResult) GetDriftUncertaintyPpm() float64 {
+	if x != nil {
+		return x.DriftUncertaintyPpm
+	}
+	return 0
+}
+
+func (x *RoundResult) GetSteps() []*ResultStep {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+func (x *RoundResult) GetSelfCheck() *ResultSelfCheck {
+	if x != nil {
+		return x.SelfCheck
+	}
+	return nil
+}
+
+func (x *RoundResult) GetDegraded() uint32 {
+	if x != nil {
+		return x.Degraded
+	}
+	return 0
+}
+
+func (x *RoundResult) GetSequenceSkewNs() int64 {
+	if x != nil {
+		return x.SequenceSkewNs
+	}
+	return 0
+}
+
+// ResultStep is one clock step of a RoundResult (offsets.Step).
+type ResultStep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The node's clock reading, before the step, at which it stepped, and
+	// the half-width of the interval the probes bracket it in, ns.
+	AtNs            int64   `protobuf:"varint,1,opt,name=at_ns,json=atNs,proto3" json:"at_ns,omitempty"`
+	AtUncertaintyNs float64 `protobuf:"fixed64,2,opt,name=at_uncertainty_ns,json=atUncertaintyNs,proto3" json:"at_uncertainty_ns,omitempty"`
+	// How far the clock jumped (positive: forward), with its 1σ, ns.
+	SizeNs            float64 `protobuf:"fixed64,3,opt,name=size_ns,json=sizeNs,proto3" json:"size_ns,omitempty"`
+	SizeUncertaintyNs float64 `protobuf:"fixed64,4,opt,name=size_uncertainty_ns,json=sizeUncertaintyNs,proto3" json:"size_uncertainty_ns,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ResultStep) Reset() {
+	*x = ResultStep{}
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResultStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResultStep) ProtoMessage() {}
+
+func (x *ResultStep) ProtoReflect() protoreflect.Message {
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResultStep.ProtoReflect.Descriptor instead.
+func (*ResultStep) Descriptor() ([]byte, []int) {
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ResultStep) GetAtNs() int64 {
+	if x != nil {
+		return x.AtNs
+	}
+	return 0
+}
+
+func (x *ResultStep) GetAtUncertaintyNs() float64 {
+	if x != nil {
+		return x.AtUncertaintyNs
+	}
+	return 0
+}
+
+func (x *ResultStep) GetSizeNs() float64 {
+	if x != nil {
+		return x.SizeNs
+	}
+	return 0
+}
+
+func (x *ResultStep) GetSizeUncertaintyNs() float64 {
+	if x != nil {
+		return x.SizeUncertaintyNs
+	}
+	return 0
+}
+
+// ResultSelfCheck is the self-check of a RoundResult (offsets.SelfCheck).
+type ResultSelfCheck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Predictions made, and how many lay within 3σ.
+	Predictions      int32 `protobuf:"varint,1,opt,name=predictions,proto3" json:"predictions,omitempty"`
+	WithinThreeSigma int32 `protobuf:"varint,2,opt,name=within_three_sigma,json=withinThreeSigma,proto3" json:"within_three_sigma,omitempty"`
+	// The largest |measured − predicted| in σ.
+	MaxSigma      float64 `protobuf:"fixed64,3,opt,name=max_sigma,json=maxSigma,proto3" json:"max_sigma,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResultSelfCheck) Reset() {
+	*x = ResultSelfCheck{}
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResultSelfCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResultSelfCheck) ProtoMessage() {}
+
+func (x *ResultSelfCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResultSelfCheck.ProtoReflect.Descriptor instead.
+func (*ResultSelfCheck) Descriptor() ([]byte, []int) {
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ResultSelfCheck) GetPredictions() int32 {
+	if x != nil {
+		return x.Predictions
+	}
+	return 0
+}
+
+func (x *ResultSelfCheck) GetWithinThreeSigma() int32 {
+	if x != nil {
+		return x.WithinThreeSigma
+	}
+	return 0
+}
+
+func (x *ResultSelfCheck) GetMaxSigma() float64 {
+	if x != nil {
+		return x.MaxSigma
+	}
+	return 0
+}
+
 // Envelope is the only message put on the wire; exactly one body is set.
 type Envelope struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -871,6 +1202,7 @@ type Envelope struct {
 	//	*Envelope_Window
 	//	*Envelope_Heartbeat
 	//	*Envelope_Global
+	//	*Envelope_RoundResult
 	Body          isEnvelope_Body `protobuf_oneof:"body"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -878,7 +1210,7 @@ type Envelope struct {
 
 func (x *Envelope) Reset() {
 	*x = Envelope{}
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[9]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -890,7 +1222,7 @@ func (x *Envelope) String() string {
 func (*Envelope) ProtoMessage() {}
 
 func (x *Envelope) ProtoReflect() protoreflect.Message {
-	mi := &file_rounds_syncpb_sync_proto_msgTypes[9]
+	mi := &file_rounds_syncpb_sync_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -903,7 +1235,7 @@ func (x *Envelope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Envelope.ProtoReflect.Descriptor instead.
 func (*Envelope) Descriptor() ([]byte, []int) {
-	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{9}
+	return file_rounds_syncpb_sync_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Envelope) GetBody() isEnvelope_Body {
@@ -967,6 +1299,15 @@ func (x *Envelope) GetGlobal() *GlobalWindowData {
 	return nil
 }
 
+func (x *Envelope) GetRoundResult() *RoundResult {
+	if x != nil {
+		if x, ok := x.Body.(*Envelope_RoundResult); ok {
+			return x.RoundResult
+		}
+	}
+	return nil
+}
+
 type isEnvelope_Body interface {
 	isEnvelope_Body()
 }
@@ -1001,6 +1342,11 @@ type Envelope_Global struct {
 	Global *GlobalWindowData `protobuf:"bytes,6,opt,name=global,proto3,oneof"`
 }
 
+type Envelope_RoundResult struct {
+	// Master to one agent: its clock model of a solved round.
+	RoundResult *RoundResult `protobuf:"bytes,7,opt,name=round_result,json=roundResult,proto3,oneof"`
+}
+
 func (*Envelope_Hello) isEnvelope_Body() {}
 
 func (*Envelope_RoundStart) isEnvelope_Body() {}
@@ -1012,6 +1358,8 @@ func (*Envelope_Window) isEnvelope_Body() {}
 func (*Envelope_Heartbeat) isEnvelope_Body() {}
 
 func (*Envelope_Global) isEnvelope_Body() {}
+
+func (*Envelope_RoundResult) isEnvelope_Body() {}
 
 var File_rounds_syncpb_sync_proto protoreflect.FileDescriptor
 
@@ -1073,11 +1421,12 @@ const file_rounds_syncpb_sync_proto_rawDesc = "" +
 	"\x0fwindow_start_ns\x18\x03 \x01(\x03R\rwindowStartNs\x12\"\n" +
 	"\rwindow_end_ns\x18\x04 \x01(\x03R\vwindowEndNs\x12?\n" +
 	"\tall_nodes\x18\x05 \x03(\v2\".chronosync.sync.v1.NodeWindowDataR\ballNodes\x12'\n" +
-	"\x0fsequence_number\x18\x06 \x01(\x04R\x0esequenceNumber\"f\n" +
+	"\x0fsequence_number\x18\x06 \x01(\x04R\x0esequenceNumber\"\x82\x01\n" +
 	"\x05Hello\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x05R\x06nodeId\x12 \n" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\"\n" +
-	"\rlast_round_id\x18\x03 \x01(\x04R\vlastRoundId\"\x8c\x01\n" +
+	"\rlast_round_id\x18\x03 \x01(\x04R\vlastRoundId\x12\x1a\n" +
+	"\bfeatures\x18\x04 \x01(\x04R\bfeatures\"\x8c\x01\n" +
 	"\n" +
 	"RoundStart\x12\x19\n" +
 	"\bround_id\x18\x01 \x01(\x04R\aroundId\x12'\n" +
@@ -1090,7 +1439,35 @@ const file_rounds_syncpb_sync_proto_rawDesc = "" +
 	"\x0fsequence_number\x18\x02 \x01(\x04R\x0esequenceNumber\"6\n" +
 	"\tHeartbeat\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x17\n" +
-	"\asent_ns\x18\x02 \x01(\x03R\x06sentNs\"\x82\x03\n" +
+	"\asent_ns\x18\x02 \x01(\x03R\x06sentNs\"\xcf\x04\n" +
+	"\vRoundResult\x12\x19\n" +
+	"\bround_id\x18\x01 \x01(\x04R\aroundId\x12'\n" +
+	"\x0fsequence_number\x18\x02 \x01(\x04R\x0esequenceNumber\x12%\n" +
+	"\x0ereference_node\x18\x03 \x01(\x05R\rreferenceNode\x12\x17\n" +
+	"\anode_id\x18\x04 \x01(\x05R\x06nodeId\x12\x1b\n" +
+	"\twindow_id\x18\x05 \x01(\x04R\bwindowId\x12&\n" +
+	"\x0fwindow_start_ns\x18\x06 \x01(\x03R\rwindowStartNs\x12\"\n" +
+	"\rwindow_end_ns\x18\a \x01(\x03R\vwindowEndNs\x12\x1b\n" +
+	"\toffset_ns\x18\b \x01(\x01R\boffsetNs\x12\x1b\n" +
+	"\tdrift_ppm\x18\t \x01(\x01R\bdriftPpm\x12%\n" +
+	"\x0euncertainty_ns\x18\n" +
+	" \x01(\x01R\runcertaintyNs\x122\n" +
+	"\x15drift_uncertainty_ppm\x18\v \x01(\x01R\x13driftUncertaintyPpm\x124\n" +
+	"\x05steps\x18\f \x03(\v2\x1e.chronosync.sync.v1.ResultStepR\x05steps\x12B\n" +
+	"\n" +
+	"self_check\x18\r \x01(\v2#.chronosync.sync.v1.ResultSelfCheckR\tselfCheck\x12\x1a\n" +
+	"\bdegraded\x18\x0e \x01(\rR\bdegraded\x12(\n" +
+	"\x10sequence_skew_ns\x18\x0f \x01(\x03R\x0esequenceSkewNs\"\x96\x01\n" +
+	"\n" +
+	"ResultStep\x12\x13\n" +
+	"\x05at_ns\x18\x01 \x01(\x03R\x04atNs\x12*\n" +
+	"\x11at_uncertainty_ns\x18\x02 \x01(\x01R\x0fatUncertaintyNs\x12\x17\n" +
+	"\asize_ns\x18\x03 \x01(\x01R\x06sizeNs\x12.\n" +
+	"\x13size_uncertainty_ns\x18\x04 \x01(\x01R\x11sizeUncertaintyNs\"~\n" +
+	"\x0fResultSelfCheck\x12 \n" +
+	"\vpredictions\x18\x01 \x01(\x05R\vpredictions\x12,\n" +
+	"\x12within_three_sigma\x18\x02 \x01(\x05R\x10withinThreeSigma\x12\x1b\n" +
+	"\tmax_sigma\x18\x03 \x01(\x01R\bmaxSigma\"\xc8\x03\n" +
 	"\bEnvelope\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.chronosync.sync.v1.HelloH\x00R\x05hello\x12A\n" +
 	"\vround_start\x18\x02 \x01(\v2\x1e.chronosync.sync.v1.RoundStartH\x00R\n" +
@@ -1098,7 +1475,8 @@ const file_rounds_syncpb_sync_proto_rawDesc = "" +
 	"\tround_end\x18\x03 \x01(\v2\x1c.chronosync.sync.v1.RoundEndH\x00R\broundEnd\x12<\n" +
 	"\x06window\x18\x04 \x01(\v2\".chronosync.sync.v1.NodeWindowDataH\x00R\x06window\x12=\n" +
 	"\theartbeat\x18\x05 \x01(\v2\x1d.chronosync.sync.v1.HeartbeatH\x00R\theartbeat\x12>\n" +
-	"\x06global\x18\x06 \x01(\v2$.chronosync.sync.v1.GlobalWindowDataH\x00R\x06globalB\x06\n" +
+	"\x06global\x18\x06 \x01(\v2$.chronosync.sync.v1.GlobalWindowDataH\x00R\x06global\x12D\n" +
+	"\fround_result\x18\a \x01(\v2\x1f.chronosync.sync.v1.RoundResultH\x00R\vroundResultB\x06\n" +
 	"\x04bodyB0Z.github.com/chronosync/chronosync/rounds/syncpbb\x06proto3"
 
 var (
@@ -1113,7 +1491,7 @@ func file_rounds_syncpb_sync_proto_rawDescGZIP() []byte {
 	return file_rounds_syncpb_sync_proto_rawDescData
 }
 
-var file_rounds_syncpb_sync_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_rounds_syncpb_sync_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_rounds_syncpb_sync_proto_goTypes = []any{
 	(*EdgeAlphaBeta)(nil),    // 0: chronosync.sync.v1.EdgeAlphaBeta
 	(*EdgeStep)(nil),         // 1: chronosync.sync.v1.EdgeStep
@@ -1124,24 +1502,30 @@ var file_rounds_syncpb_sync_proto_goTypes = []any{
 	(*RoundStart)(nil),       // 6: chronosync.sync.v1.RoundStart
 	(*RoundEnd)(nil),         // 7: chronosync.sync.v1.RoundEnd
 	(*Heartbeat)(nil),        // 8: chronosync.sync.v1.Heartbeat
-	(*Envelope)(nil),         // 9: chronosync.sync.v1.Envelope
+	(*RoundResult)(nil),      // 9: chronosync.sync.v1.RoundResult
+	(*ResultStep)(nil),       // 10: chronosync.sync.v1.ResultStep
+	(*ResultSelfCheck)(nil),  // 11: chronosync.sync.v1.ResultSelfCheck
+	(*Envelope)(nil),         // 12: chronosync.sync.v1.Envelope
 }
 var file_rounds_syncpb_sync_proto_depIdxs = []int32{
 	1,  // 0: chronosync.sync.v1.EdgeAlphaBeta.steps:type_name -> chronosync.sync.v1.EdgeStep
 	2,  // 1: chronosync.sync.v1.EdgeStep.before:type_name -> chronosync.sync.v1.EdgeFit
 	0,  // 2: chronosync.sync.v1.NodeWindowData.edges:type_name -> chronosync.sync.v1.EdgeAlphaBeta
 	3,  // 3: chronosync.sync.v1.GlobalWindowData.all_nodes:type_name -> chronosync.sync.v1.NodeWindowData
-	5,  // 4: chronosync.sync.v1.Envelope.hello:type_name -> chronosync.sync.v1.Hello
-	6,  // 5: chronosync.sync.v1.Envelope.round_start:type_name -> chronosync.sync.v1.RoundStart
-	7,  // 6: chronosync.sync.v1.Envelope.round_end:type_name -> chronosync.sync.v1.RoundEnd
-	3,  // 7: chronosync.sync.v1.Envelope.window:type_name -> chronosync.sync.v1.NodeWindowData
-	8,  // 8: chronosync.sync.v1.Envelope.heartbeat:type_name -> chronosync.sync.v1.Heartbeat
-	4,  // 9: chronosync.sync.v1.Envelope.global:type_name -> chronosync.sync.v1.GlobalWindowData
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	10, // 4: chronosync.sync.v1.RoundResult.steps:type_name -> chronosync.sync.v1.ResultStep
+	11, // 5: chronosync.sync.v1.RoundResult.self_check:type_name -> chronosync.sync.v1.ResultSelfCheck
+	5,  // 6: chronosync.sync.v1.Envelope.hello:type_name -> chronosync.sync.v1.Hello
+	6,  // 7: chronosync.sync.v1.Envelope.round_start:type_name -> chronosync.sync.v1.RoundStart
+	7,  // 8: chronosync.sync.v1.Envelope.round_end:type_name -> chronosync.sync.v1.RoundEnd
+	3,  // 9: chronosync.sync.v1.Envelope.window:type_name -> chronosync.sync.v1.NodeWindowData
+	8,  // 10: chronosync.sync.v1.Envelope.heartbeat:type_name -> chronosync.sync.v1.Heartbeat
+	4,  // 11: chronosync.sync.v1.Envelope.global:type_name -> chronosync.sync.v1.GlobalWindowData
+	9,  // 12: chronosync.sync.v1.Envelope.round_result:type_name -> chronosync.sync.v1.RoundResult
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_rounds_syncpb_sync_proto_init() }
@@ -1149,13 +1533,14 @@ func file_rounds_syncpb_sync_proto_init() {
 	if File_rounds_syncpb_sync_proto != nil {
 		return
 	}
-	file_rounds_syncpb_sync_proto_msgTypes[9].OneofWrappers = []any{
+	file_rounds_syncpb_sync_proto_msgTypes[12].OneofWrappers = []any{
 		(*Envelope_Hello)(nil),
 		(*Envelope_RoundStart)(nil),
 		(*Envelope_RoundEnd)(nil),
 		(*Envelope_Window)(nil),
 		(*Envelope_Heartbeat)(nil),
 		(*Envelope_Global)(nil),
+		(*Envelope_RoundResult)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1163,7 +1548,7 @@ func file_rounds_syncpb_sync_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rounds_syncpb_sync_proto_rawDesc), len(file_rounds_syncpb_sync_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -43,12 +43,20 @@ var ErrOversize = errors.New("wire: frame over the size cap")
 // nil or empty Envelope, or one that protobuf cannot serialize, wraps it too.
 var ErrMalformed = errors.New("wire: malformed frame")
 
+// ErrUnknownBody is wrapped, beside ErrMalformed, by the error for a whole,
+// well-formed frame whose Envelope carries only a body this version does
+// not know: a message of a newer peer. A reader may skip such a frame
+// (the stream is still in step) where it would close the stream on any
+// other malformed one.
+var ErrUnknownBody = errors.New("wire: envelope body unknown to this version")
+
 // frameError is the error the package returns: its text says what was
 // wrong and it unwraps to its sentinel and, when there is one, its cause.
 type frameError struct {
 	sentinel error
 	msg      string
 	cause    error
+	unknown  bool // the frame's body is unknown: it wraps ErrUnknownBody too
 }
 
 func (e *frameError) Error() string {
@@ -59,10 +67,14 @@ func (e *frameError) Error() string {
 }
 
 func (e *frameError) Unwrap() []error {
-	if e.cause != nil {
-		return []error{e.sentinel, e.cause}
+	errs := []error{e.sentinel}
+	if e.unknown {
+		errs = append(errs, ErrUnknownBody)
 	}
-	return []error{e.sentinel}
+	if e.cause != nil {
+		errs = append(errs, e.cause)
+	}
+	return errs
 }
 
 func errorf(sentinel, cause error, format string, args ...any) error {
@@ -122,7 +134,8 @@ func AppendFrame(dst []byte, env *syncpb.Envelope, max int) ([]byte, error) {
 // ErrMalformed when the prefix is cut, when the prefix does not match the
 // number of bytes that follow it, when the payload is not a valid Envelope
 // or when the Envelope has no body (which is also what an Envelope from a
-// newer peer, carrying only a body this version does not know, looks like).
+// newer peer, carrying only a body this version does not know, looks like:
+// that error wraps ErrUnknownBody as well).
 // It fails with ErrOversize when the prefix declares more than max bytes
 // (max <= 0 means DefaultMaxFrame); that is checked before decoding.
 // Unknown fields are kept, so re-marshaling the result loses nothing.
@@ -145,7 +158,9 @@ func Unmarshal(frame []byte, max int) (*syncpb.Envelope, error) {
 	}
 	if env.GetBody() == nil {
 		if n := len(env.ProtoReflect().GetUnknown()); n > 0 {
-			return nil, errorf(ErrMalformed, nil, "wire: envelope has no known body (%d bytes of unknown fields: a newer peer?)", n)
+			err := errorf(ErrMalformed, nil, "wire: envelope has no known body (%d bytes of unknown fields: a newer peer?)", n)
+			err.(*frameError).unknown = true
+			return nil, err
 		}
 		return nil, errorf(ErrMalformed, nil, "wire: envelope has no body (%d-byte payload)", len(payload))
 	}
@@ -157,7 +172,8 @@ var bodyOneof = (*syncpb.Envelope)(nil).ProtoReflect().Descriptor().Oneofs().ByN
 
 // Kind names the body env carries, for logs and errors: the body's field
 // name in sync.proto ("hello", "round_start", "round_end", "window",
-// "heartbeat", "global"), or "empty" when env is nil or has no body.
+// "heartbeat", "global", "round_result"), or "empty" when env is nil or
+// has no body.
 func Kind(env *syncpb.Envelope) string {
 	if env == nil {
 		return "empty"

@@ -65,6 +65,13 @@ var kinds = []struct {
 		AllNodes:       []*syncpb.NodeWindowData{windowData(1, 2), windowData(2, 0), windowData(3, 1)},
 		SequenceNumber: 8,
 	}}}},
+	{"round_result", &syncpb.Envelope{Body: &syncpb.Envelope_RoundResult{RoundResult: &syncpb.RoundResult{
+		RoundId: 7, SequenceNumber: 7, ReferenceNode: 0, NodeId: 3, WindowId: 9, WindowStartNs: -5e9, WindowEndNs: -4e9,
+		OffsetNs: -1234.5, DriftPpm: 3.25, UncertaintyNs: 40, DriftUncertaintyPpm: 0.01,
+		Steps:     []*syncpb.ResultStep{{AtNs: -4.5e9, AtUncertaintyNs: 1e5, SizeNs: 2e6, SizeUncertaintyNs: 30}},
+		SelfCheck: &syncpb.ResultSelfCheck{Predictions: 6, WithinThreeSigma: 6, MaxSigma: 1.5},
+		Degraded:  2, SequenceSkewNs: 20000,
+	}}}},
 	// A body holding an all-default message is still a body.
 	{"heartbeat", &syncpb.Envelope{Body: &syncpb.Envelope_Heartbeat{Heartbeat: &syncpb.Heartbeat{}}}},
 }
@@ -214,6 +221,18 @@ func badUTF8Estimator() []byte {
 	w = protowire.AppendBytes(w, e)
 	env := protowire.AppendTag(nil, 4, protowire.BytesType)
 	return protowire.AppendBytes(env, w)
+}
+
+// TestUnknownBody: only a well-formed envelope whose sole body this
+// version does not know wraps ErrUnknownBody (a reader may skip it); every
+// other bad frame does not (a reader must close the stream).
+func TestUnknownBody(t *testing.T) {
+	for _, tc := range badFrames(t) {
+		_, err := Unmarshal(tc.frame, tc.max)
+		if got, want := errors.Is(err, ErrUnknownBody), tc.name == "unknown body only"; got != want {
+			t.Errorf("%s: errors.Is(%q, ErrUnknownBody) = %v, want %v", tc.name, err, got, want)
+		}
+	}
 }
 
 func TestUnmarshalRejects(t *testing.T) {
