@@ -68,6 +68,9 @@ func runWith(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 		ctx = context.Background()
 	}
 	bar := newProgress(opts.Progress, sc.Name, r.Duration)
+	if opts.Progress == nil {
+		bar = newProgressLines(opts.ProgressLines, sc.Name, r.Duration)
+	}
 	tr.phase = phaseRun(b.Backend())
 	failure, wall, runErr := b.run(ctx, bar, opts.Observe)
 	bar.done()

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -8,12 +9,29 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 )
 
-// progress shows how far a run has come in virtual time. A nil writer
-// gives a progress that shows nothing.
+// progress shows how far a run has come in virtual time: a bar on a
+// terminal, or a line at each tenth of the run where the output is not one
+// (a log file, CI). A nil writer gives a progress that shows nothing. The
+// lines depend on virtual time only, never on the OS clock, so that the
+// same run prints the same lines.
 type progress struct {
 	p     *mpb.Progress
 	bar   *mpb.Bar
 	total time.Duration
+	// lines, when not nil, gets the lines; name heads each; next is the
+	// next tenth to print (1 … 10).
+	lines io.Writer
+	name  string
+	next  int64
+}
+
+// newProgressLines returns a progress that writes "NAME: 30 % (27s of 1m30s
+// simulated)" to w at each tenth of total.
+func newProgressLines(w io.Writer, name string, total time.Duration) *progress {
+	if w == nil || total <= 0 {
+		return &progress{}
+	}
+	return &progress{lines: w, name: name, total: total, next: 1}
 }
 
 func newProgress(w io.Writer, name string, total time.Duration) *progress {
@@ -29,12 +47,29 @@ func newProgress(w io.Writer, name string, total time.Duration) *progress {
 }
 
 func (p *progress) set(now time.Duration) {
+	if p.lines != nil {
+		p.line(now)
+		return
+	}
 	if p.bar == nil {
 		return
 	}
 	// A real run's clock overshoots its duration; a bar past its total
 	// completes early and never redraws.
 	p.bar.SetCurrent(int64(min(now, p.total) / time.Millisecond))
+}
+
+// line writes the lines of the tenths of the run that now has reached.
+func (p *progress) line(now time.Duration) {
+	now = min(now, p.total)
+	for p.next <= 10 && int64(now) >= int64(p.total)/10*p.next {
+		at := p.total / 10 * time.Duration(p.next)
+		if p.next == 10 {
+			at = p.total
+		}
+		fmt.Fprintf(p.lines, "%s: %d %% (%v of %v simulated)\n", p.name, 10*p.next, at, p.total)
+		p.next++
+	}
 }
 
 func (p *progress) done() {

@@ -43,6 +43,9 @@ type Options struct {
 	NoEventLog bool
 	// Progress, if not nil, shows a progress bar there.
 	Progress io.Writer
+	// ProgressLines, if not nil and Progress is nil, gets a line at each
+	// tenth of the run's duration (for output that is not a terminal).
+	ProgressLines io.Writer
 	// Backend is "sim" (the default) or "real".
 	Backend string
 	// Observe, if not nil, is called 200 times during the run with the

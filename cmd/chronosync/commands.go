@@ -52,9 +52,12 @@ library (chronosync scenario list; see scenarios/README.md).`,
 				NoEventLog:   noEventLog,
 				Backend:      backend,
 				Progress:     terminal(cmd.OutOrStdout()),
-				Force:        force,
-				LogLevel:     runLogLevel(cmd),
-				LogJSON:      runLogJSON(cmd),
+				// Not a terminal: a line at each tenth of the run on
+				// stderr instead of the bar (a log, CI).
+				ProgressLines: cmd.ErrOrStderr(),
+				Force:         force,
+				LogLevel:      runLogLevel(cmd),
+				LogJSON:       runLogJSON(cmd),
 			}
 			// SIGINT or SIGTERM ends a real run early; it still removes
 			// its namespaces and records what it measured.
