@@ -63,12 +63,14 @@ func TestPropertyConvergence(t *testing.T) {
 	})
 }
 
-// tempDir is a fresh directory per rapid draw.
+// tempDir is a fresh directory per rapid draw, removed when the draw ends
+// (a failing draw prints its scenario to reproduce it).
 func tempDir(t *rapid.T) string {
 	d, err := mkdirTemp()
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = os.RemoveAll(d) })
 	return d
 }
 
