@@ -155,21 +155,11 @@ func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 		}
 	}
 	// One writer a run directory, from the checks to the rename.
-	lock, err := LockRunDir(out)
+	lock, rank, err := claimRunDir(out, opts, checkReplaceable)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Release()
-	var rank *int
-	if opts.Cluster != nil {
-		rank = &opts.Cluster.Rank
-	}
-	if err := checkReplaceable(out); err != nil {
-		return nil, err
-	}
-	if err := checkOwner(out, rank); err != nil {
-		return nil, err
-	}
 	opts.Out = out
 	staged, err := stagingDir(out)
 	if err != nil {
@@ -213,21 +203,11 @@ func runUntilStopped(sc *scenario.Scenario, out string, opts Options) (*Result, 
 	case sc.Protocol.Kind != scenario.ProtocolSync || sc.Workload.Kind == scenario.WorkloadTraining:
 		return nil, fmt.Errorf("run %s: duration 0 (until stopped) runs the sync protocol only, without a training workload (protocol %q, workload %q): give a duration > 0", sc.Name, sc.Protocol.Kind, sc.Workload.Kind)
 	}
-	lock, err := LockRunDir(out)
+	lock, _, err := claimRunDir(out, opts, checkContinuable)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Release()
-	var rank *int
-	if opts.Cluster != nil {
-		rank = &opts.Cluster.Rank
-	}
-	if err := checkContinuable(out); err != nil {
-		return nil, err
-	}
-	if err := checkOwner(out, rank); err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory %s: %w", out, err)
 	}
@@ -366,4 +346,28 @@ func flushInto(err *error, w *bufio.Writer, what string) {
 	if ferr := w.Flush(); ferr != nil && *err == nil {
 		*err = fmt.Errorf("flush %s: %w", what, ferr)
 	}
+}
+
+// claimRunDir locks out for this process, then checks it with check (what
+// the run may do with what is there) and checkOwner (another cluster
+// rank's run is never touched). It returns the lock, to be released when
+// the run is done, and the cluster rank (nil outside a cluster).
+func claimRunDir(out string, opts Options, check func(string) error) (*RunDirLock, *int, error) {
+	lock, err := LockRunDir(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rank *int
+	if opts.Cluster != nil {
+		rank = &opts.Cluster.Rank
+	}
+	err = check(out)
+	if err == nil {
+		err = checkOwner(out, rank)
+	}
+	if err != nil {
+		lock.Release()
+		return nil, nil, err
+	}
+	return lock, rank, nil
 }
