@@ -21,6 +21,10 @@ const (
 	// offsets record no step never carry it, nor its metadata.
 	statStepInside = "clock_step_inside"
 	statHloOp      = "hlo_op"
+	// statOriginalName (string) is a renamed plane's name in its node's
+	// own trace, so that exports can say which node's which device a
+	// plane is (processLabel).
+	statOriginalName = "original_plane_name"
 )
 
 // nodeState accumulates one node's figures while its planes are aligned.
