@@ -105,7 +105,7 @@ func TestDeterminism(t *testing.T) {
 func TestReplay(t *testing.T) {
 	sc := parse(t, small)
 	res := runOnce(t, sc, Options{})
-	rep, err := Replay(res.Dir, nil)
+	rep, err := Replay(res.Dir, nil, nil)
 	if err != nil {
 		t.Fatalf("replay of an untouched run: %v", err)
 	}
@@ -119,7 +119,7 @@ func TestReplay(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(res.Dir, FileScenario), []byte(changed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Replay(res.Dir, nil)
+	_, err = Replay(res.Dir, nil, nil)
 	if !errors.Is(err, ErrDiverged) {
 		t.Fatalf("replay of a changed scenario: err = %v, want ErrDiverged", err)
 	}

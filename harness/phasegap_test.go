@@ -130,7 +130,7 @@ func TestPhasegapDeterminism(t *testing.T) {
 			t.Errorf("%s differs between GOMAXPROCS 1 and 2", f)
 		}
 	}
-	rep, err := Replay(runs[0].Dir, nil)
+	rep, err := Replay(runs[0].Dir, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestPhasegapCosts(t *testing.T) {
 	if !strings.HasPrefix(slow.Summary.Phasegap.Costs, "sha256:") || !strings.Contains(string(read(t, filepath.Join(slow.Dir, FileScenario))), "costs: phasegap/costs.yaml") {
 		t.Errorf("costs %q; scenario as run:\n%s", slow.Summary.Phasegap.Costs, read(t, filepath.Join(slow.Dir, FileScenario)))
 	}
-	if _, err := Replay(slow.Dir, nil); err != nil {
+	if _, err := Replay(slow.Dir, nil, nil); err != nil {
 		t.Fatalf("replay from the copied costs: %v", err)
 	}
 }

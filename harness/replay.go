@@ -29,7 +29,9 @@ type ReplayResult struct {
 // checks that the event log is the same. When it is not, the error names
 // the first differing event: exactly, with both lines, if the run kept
 // events.log.gz, else the block of events in which the logs diverge.
-func Replay(dir string, progress io.Writer) (*ReplayResult, error) {
+// progress gets a bar (a terminal), lines a line at each tenth of the
+// run's virtual time (Options.ProgressLines); either may be nil.
+func Replay(dir string, progress, lines io.Writer) (*ReplayResult, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
@@ -55,7 +57,7 @@ func Replay(dir string, progress io.Writer) (*ReplayResult, error) {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	res, err := runIn(sc, tmp, Options{NoEventLog: !haveLog, Progress: progress, ScenarioFile: m.ScenarioFile})
+	res, err := runIn(sc, tmp, Options{NoEventLog: !haveLog, Progress: progress, ProgressLines: lines, ScenarioFile: m.ScenarioFile})
 	if err != nil {
 		return nil, fmt.Errorf("replay %s: %w", dir, err)
 	}

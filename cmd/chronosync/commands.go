@@ -113,7 +113,8 @@ with the recorded one. It fails, naming the first differing event, if they
 differ.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := harness.Replay(args[0], terminal(cmd.OutOrStdout()))
+			// A bar on a terminal, else a line at each tenth on stderr.
+			res, err := harness.Replay(args[0], terminal(cmd.OutOrStdout()), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
