@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO          ?= go
 BIN         := bin/chronosync
-SCENARIO    ?= scenarios/quickstart.yaml
+SCENARIO    ?= scenarios/train4-kineto.yaml
 export GOFLAGS ?= -mod=readonly
 
 .PHONY: all build build-mpi run deps test unit accept lint bench bench-smoke fuzz fuzz-smoke clean
@@ -75,6 +75,21 @@ accept:
 SOAK ?= 10m
 soak:
 	CHRONOSYNC_SOAK=$(SOAK) $(GO) test -count=1 -timeout 20m -run '^TestNodeServiceSoak$$' -v ./cmd/chronosync/
+
+## hta: HolisticTraceAnalysis's view of a traced run's per-rank Kineto
+## copies (tools/hta/hta_report.py; not part of make test): temporal
+## breakdown, comm/comp overlap, per-collective alignment. Needs an HTA
+## checkout in HTA (the directory holding hta/) and Debian's python3-pandas,
+## python3-plotly, python3-networkx, python3-psutil and python3-yaml; runs
+## train4-kineto into HTA_RUN first when that has no Kineto copies.
+## HTA_DIRS adds LABEL=DIR trace directories to compare with.
+.PHONY: hta
+HTA ?= /tmp/hta-src
+HTA_RUN ?= runs/train4-kineto
+PYTHON ?= /usr/bin/python3
+hta: build
+	test -d $(HTA_RUN)/combined-kineto.kineto || $(BIN) run scenarios/train4-kineto.yaml --out $(HTA_RUN)
+	$(PYTHON) tools/hta/hta_report.py --hta $(HTA) $(HTA_DIRS) run=$(HTA_RUN)/combined-kineto.kineto
 
 # Every benchmark runs once so that none rots, in -short mode (benchmarks
 # whose full size takes minutes, such as BenchmarkCombine16x1M, shrink);
@@ -186,3 +201,23 @@ step-sensitivity:
 .PHONY: figures
 figures:
 	$(GO) test -count=1 -run '^TestAccept$$' ./harness/ -update
+
+## report-shots: run mesh8-jitter, train4, a small PhaseGap sweep and (as
+## root) real2-idle into $(SHOTS_RUNS), and take full-page screenshots of
+## their report.html in headless chromium into $(SHOTS) (minutes; not in
+## make test; needs the chromium package)
+SHOTS      ?= runs/report-shots
+SHOTS_RUNS ?= runs/report-shots/runs
+.PHONY: report-shots
+report-shots: build
+	@mkdir -p $(SHOTS) $(SHOTS_RUNS)
+	./$(BIN) run mesh8-jitter --out $(SHOTS_RUNS)/mesh8-jitter --no-event-log
+	./$(BIN) run train4 --out $(SHOTS_RUNS)/train4 --no-event-log
+	./$(BIN) phasegap sweep report/testdata/shots-sweep.yaml --out $(SHOTS_RUNS)/sweep
+	./$(BIN) report $(SHOTS_RUNS)/sweep
+	-./$(BIN) run real2-idle --backend=real --out $(SHOTS_RUNS)/real2-idle
+	dirs="mesh8-jitter=$(abspath $(SHOTS_RUNS))/mesh8-jitter,train4=$(abspath $(SHOTS_RUNS))/train4,phasegap-sweep=$(abspath $(SHOTS_RUNS))/sweep"; \
+	if [ -f $(SHOTS_RUNS)/real2-idle/summary.json ]; then dirs="$$dirs,real2-idle=$(abspath $(SHOTS_RUNS))/real2-idle"; fi; \
+	CHRONOSYNC_REPORT_SHOTS="$$dirs" CHRONOSYNC_REPORT_SHOTS_OUT=$(abspath $(SHOTS)) \
+		$(GO) test -count=1 -run '^TestScreenshots$$' -v ./report/
+	@ls -l $(SHOTS)/*.png

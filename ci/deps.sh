@@ -31,6 +31,7 @@ PACKAGES=(
 	libopenmpi-dev     # mpi.h and libmpi (pkg-config ompi-c): build, lint and tests of -tags mpi (mpi, phasegap)
 	openmpi-bin        # mpirun: the tests of -tags mpi launch their ranks with it
 	pkgconf            # pkg-config: cgo finds OpenMPI's flags with it (#cgo pkg-config: ompi-c)
+	chromium           # headless browser: the report's browser test (report/browser_test.go, chromedp) and make report-shots
 )
 
 # The default pid file of the host chronyd that installing chrony may start.

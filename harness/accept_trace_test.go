@@ -42,7 +42,7 @@ func acceptTrain4(t *testing.T, res *Result, dir string) {
 		t.Errorf("an aligned event lies %.2f reported σ from its true start; want ≤ %d", tr.ErrorSigmas.Max, traceSigmaBound)
 	}
 	for _, f := range []string{"node0.xplane.pb", "node3.snapshots.pb", FileCombined, "combined.trace.json.gz",
-		"combined.metadata.json", "combined.validate.json", FileRawValidate} {
+		"combined.perfetto-trace", "combined.metadata.json", "combined.validate.json", FileRawValidate} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("run directory: %v", err)
 		}

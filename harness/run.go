@@ -21,6 +21,7 @@ import (
 
 	"github.com/chronosync/chronosync/auth"
 	"github.com/chronosync/chronosync/probe/probelog"
+	"github.com/chronosync/chronosync/report"
 	"github.com/chronosync/chronosync/rounds"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/scenario"
@@ -103,6 +104,11 @@ type Options struct {
 	// prober's, its protocol's and, on the real backend, the world's).
 	// The same rules as OnWindow's hold.
 	OnStats func(node world.NodeID, st NodeStats)
+	// Report writes the run directory's report.html (package report) once
+	// the run is in place; a report that cannot be written is a warning
+	// (Result.ReportErr), not a failed run. chronosync run sets it unless
+	// --no-report.
+	Report bool
 
 	// inPlace: the run writes into Out from the start and continues what
 	// a previous incarnation wrote there (a run until stopped).
@@ -126,6 +132,10 @@ type Result struct {
 	// Estimates are a sync run's estimators re-run on its probe stream,
 	// with their GraphCalc wall times.
 	Estimates []EstimateResult
+	// Report is the path of the report.html written (Options.Report), and
+	// ReportErr why it could not be written.
+	Report    string
+	ReportErr error
 }
 
 // Run runs sc and writes its run directory.
@@ -187,6 +197,9 @@ func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Dir = out
+	if opts.Report {
+		res.Report, res.ReportErr = report.Write(out, "")
+	}
 	return res, nil
 }
 

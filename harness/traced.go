@@ -2,8 +2,11 @@ package harness
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 
+	"github.com/chronosync/chronosync/analysis/combine"
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/trace/xspace"
 	"github.com/chronosync/chronosync/workload/snapshots"
@@ -17,6 +20,12 @@ const (
 	FileRawValidate  = "raw.validate.json"
 	fileNodeTrace    = "node%d.xplane.pb"
 	fileNodeSnapshot = "node%d.snapshots.pb"
+	// DirTensorBoard is a TensorBoard log directory (tensorboard --logdir
+	// RUN_DIR/tensorboard) holding each combined XSpace of the run as a
+	// profile run of its own, as combine --layout tensorboard lays it out:
+	// plugins/profile/combined/combined.xplane.pb (and combined-kineto/
+	// for the Kineto path), hard links to the combined traces.
+	DirTensorBoard = "tensorboard"
 )
 
 // tracedProtocol runs the sync protocol with the training workload and the
@@ -110,9 +119,11 @@ func (p *tracedProtocol) artifacts() []Artifact {
 		Artifact{xspace.FileTraceRecord, "what each node's trace holds (bytes, planes, events), to tell a cut trace"},
 		Artifact{FileCombined, "every node's trace on the global timeline (XSpace)"},
 		Artifact{"combined.trace.json.gz", "the combined trace as Chrome trace events, for Perfetto"},
+		Artifact{"combined.perfetto-trace", "the combined trace in Perfetto's native protobuf format (ui.perfetto.dev, trace_processor)"},
 		Artifact{"combined.metadata.json", "per node: snapshots, offset windows, corrections, uncertainty"},
 		Artifact{"combined.validate.json", "collective happens-before check of the combined trace"},
-		Artifact{FileRawValidate, "collective happens-before check of the raw per-node traces"})
+		Artifact{FileRawValidate, "collective happens-before check of the raw per-node traces"},
+		Artifact{DirTensorBoard + "/", "the combined traces laid out for tensorboard --logdir (plugins/profile/<run>/combined.xplane.pb)"})
 	if p.kineto {
 		a = append(a, p.kinetoArtifacts()...)
 	}
@@ -139,4 +150,28 @@ func (p *tracedProtocol) summarize(s *Summary) {
 // nodeFile is a per-node file of the run directory.
 func nodeFile(dir, pattern string, id int) string {
 	return filepath.Join(dir, fmt.Sprintf(pattern, id))
+}
+
+// linkTensorBoard lays the combined XSpace dir/file out for TensorBoard:
+// a hard link (a copy where the file system has none) at
+// dir/DirTensorBoard/plugins/profile/<file's base>/combined.xplane.pb, so
+// that tensorboard --logdir dir/tensorboard and xprof find it.
+func linkTensorBoard(dir, file string) error {
+	src := filepath.Join(dir, file)
+	dst := combine.TensorBoardPath(filepath.Join(dir, DirTensorBoard), combine.OutputBase(file), combine.DefaultTensorBoardHost)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("tensorboard layout: %w", err)
+	}
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	return xspace.WriteFile(dst, func(w io.Writer) error {
+		f, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(w, f)
+		return err
+	})
 }

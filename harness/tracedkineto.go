@@ -28,8 +28,10 @@ import (
 //     a collective's launch also inside a cpu_op record_param_comms (its
 //     collective, process group, sequence number and message sizes) inside
 //     a user_annotation nccl:<collective>, both with the launch's times.
-//   - GPU kernels (category kernel; pid the device, 0; tid the stream) at
-//     the times the profiler gives them. Kineto converts the GPU clock's
+//   - GPU kernels (category kernel; pid the device, 0; tid the stream;
+//     args device and stream), named as the workload names them (its
+//     collectives as RCCL names its kernels, which HTA counts as
+//     communication), at the times the profiler gives them. Kineto converts the GPU clock's
 //     readings to host time itself; the model is a fixed offset taken when
 //     the profiler starts, P = R − R0 + S0, where (S0, R0) are the host and
 //     tracer readings at the node's first traced event. So the GPU events
@@ -83,6 +85,7 @@ func (p *tracedProtocol) kinetoArtifacts() []Artifact {
 		Artifact{FileRawKinetoValidate, "collective happens-before check of the raw Kineto traces"},
 		Artifact{FileCombinedKineto, "the Kineto traces on the global timeline (XSpace)"},
 		Artifact{"combined-kineto.trace.json.gz", "the combined Kineto traces as Chrome trace events, for Perfetto"},
+		Artifact{"combined-kineto.perfetto-trace", "the combined Kineto traces in Perfetto's native protobuf format"},
 		Artifact{"combined-kineto.metadata.json", "per node of the Kineto path: offset windows, corrections, uncertainty"},
 		Artifact{"combined-kineto.validate.json", "collective happens-before check of the combined Kineto traces"},
 		Artifact{"combined-kineto.kineto/", "every node's Kineto trace on the global timeline, in PyTorch's format"})
@@ -114,11 +117,16 @@ func (p *tracedProtocol) recordKineto(dir string, xs []combine.Input, truth map[
 	}
 	sum.Raw, sum.SnapshotCorrected = brief(rep), kinetoSnapshots
 	out := filepath.Join(dir, FileCombinedKineto)
-	res, err := combine.Combine(inputs, combine.Options{Offsets: filepath.Join(dir, FileOffsets), Output: out, Validate: true})
+	// The Chrome JSON spans the training only (the XSpace keeps the whole
+	// run): what a user opening it in Perfetto looks for.
+	res, err := combine.Combine(inputs, combine.Options{Offsets: filepath.Join(dir, FileOffsets), Output: out, Validate: true, Window: combine.WindowWorkload})
 	if err != nil {
 		return fmt.Errorf("kineto path: %w", err)
 	}
 	sum.Combined = brief(res.Report)
+	if err := linkTensorBoard(dir, FileCombinedKineto); err != nil {
+		return err
+	}
 	al, err := measureTrace(out, truth)
 	if err != nil {
 		return err

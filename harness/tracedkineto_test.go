@@ -147,7 +147,7 @@ func checkKinetoEvents(t *testing.T, name string, tr *kineto.Trace) []string {
 	}
 	for c, k := range kernel {
 		op, ok := comms[c]
-		if coll := strings.HasPrefix(k.Name, "rccl"); coll != ok || ok && (op.TsNs != launch[c].TsNs || op.Args[statEventID] != launch[c].Args[statEventID]) {
+		if coll := strings.HasPrefix(k.Name, "nccl"); coll != ok || ok && (op.TsNs != launch[c].TsNs || op.Args[statEventID] != launch[c].Args[statEventID]) {
 			t.Errorf("%s: kernel %q (correlation %s) with record_param_comms %v; want one on its launch for a collective", name, k.Name, c, ok)
 		}
 	}

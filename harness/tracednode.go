@@ -246,11 +246,16 @@ func (p *tracedProtocol) record(dir string) (*TraceSummary, error) {
 		return nil, err
 	}
 	sum.Raw = brief(rawRep)
-	res, err := combine.Combine(inputs, combine.Options{Offsets: filepath.Join(dir, FileOffsets), Output: filepath.Join(dir, FileCombined), Validate: true})
+	// The Chrome JSON spans the training only (the XSpace keeps the whole
+	// run): what a user opening it in Perfetto looks for.
+	res, err := combine.Combine(inputs, combine.Options{Offsets: filepath.Join(dir, FileOffsets), Output: filepath.Join(dir, FileCombined), Validate: true, Window: combine.WindowWorkload})
 	if err != nil {
 		return nil, err
 	}
 	sum.Combined = brief(res.Report)
+	if err := linkTensorBoard(dir, FileCombined); err != nil {
+		return nil, err
+	}
 	al, err := measureTrace(filepath.Join(dir, FileCombined), truth)
 	if err != nil {
 		return nil, err

@@ -90,6 +90,10 @@ func BenchmarkCombine16x1M(b *testing.B) { benchCombine(b, false) }
 // trace export, which is about half of the work.
 func BenchmarkCombine16x1MNoJSON(b *testing.B) { benchCombine(b, true) }
 
+// The two benchmarks above leave the native Perfetto export out
+// (NoPerfetto), so that their figures stay comparable with earlier ones;
+// BenchmarkCombine16x1MPerfetto measures it against the Chrome JSON.
+
 func benchCombine(b *testing.B, noJSON bool) {
 	const nodes = 16
 	perNode := 1_000_000
@@ -112,7 +116,7 @@ func benchCombine(b *testing.B, noJSON bool) {
 	cpu0 := cpuTime(b)
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		if _, err := Combine(inputs, Options{Offsets: offs, Output: filepath.Join(dir, "combined.xplane.pb"), Validate: true, NoTraceJSON: noJSON}); err != nil {
+		if _, err := Combine(inputs, Options{Offsets: offs, Output: filepath.Join(dir, "combined.xplane.pb"), Validate: true, NoTraceJSON: noJSON, NoPerfetto: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -210,4 +214,63 @@ func BenchmarkRewriteLine(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 		})
 	}
+}
+
+// BenchmarkCombine16x1MPerfetto measures the two timeline exports on
+// BenchmarkCombine16x1M's inputs: each iteration combines three times,
+// with neither export, with the Chrome JSON only and with the native
+// Perfetto trace only, and reports each export's own time (the
+// difference to the run with neither: json-s, perfetto-s), their ratio
+// (perfetto/json) and the files' sizes (json-MiB, gzipped; perfetto-MiB).
+func BenchmarkCombine16x1MPerfetto(b *testing.B) {
+	const nodes = 16
+	perNode := 1_000_000
+	if testing.Short() {
+		perNode = 20_000
+	}
+	if v := os.Getenv("CHRONOSYNC_BENCH_EVENTS"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			perNode = n
+		}
+	}
+	dir := b.TempDir()
+	inputs, offs, _ := writeBenchInputs(b, dir, nodes, perNode)
+	out := filepath.Join(dir, "combined.xplane.pb")
+	run := func(noJSON, noPerfetto bool) time.Duration {
+		runtime.GC()
+		start := time.Now()
+		if _, err := Combine(inputs, Options{Offsets: offs, Output: out, NoTraceJSON: noJSON, NoPerfetto: noPerfetto}); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	size := func(path string) float64 {
+		st, err := os.Stat(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return float64(st.Size()) / (1 << 20)
+	}
+	var none, json, pf time.Duration
+	var jsonMiB, pfMiB float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		none += run(true, true)
+		json += run(false, true)
+		jsonMiB = size(OutputBase(out) + ".trace.json.gz")
+		pf += run(true, false)
+		pfMiB = size(OutputBase(out) + PerfettoSuffix)
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	js, ps := (json-none).Seconds()/n, (pf-none).Seconds()/n
+	b.ReportMetric(none.Seconds()/n, "none-s")
+	b.ReportMetric(js, "json-s")
+	b.ReportMetric(ps, "perfetto-s")
+	if js > 0 {
+		b.ReportMetric(ps/js, "perfetto/json")
+	}
+	b.ReportMetric(jsonMiB, "json-MiB")
+	b.ReportMetric(pfMiB, "perfetto-MiB")
+	b.ReportMetric(pfMiB*(1<<20)/float64(nodes*perNode), "perfetto-B/event")
 }

@@ -4,7 +4,8 @@
 // to global time by GraphCalc's offsets (package align), its planes are
 // renamed so that every node's activity shows as its own device in XLA's
 // tools and Perfetto, and the result is written as combined.xplane.pb,
-// combined.trace.json.gz and combined.metadata.json, optionally with the
+// combined.trace.json.gz, combined.perfetto-trace (perfettoout.go) and
+// combined.metadata.json, optionally with the
 // collective happens-before check (package validate).
 //
 // Inputs are XSpace files or PyTorch profiler (Kineto) traces, which are
@@ -80,11 +81,34 @@ type Options struct {
 	PlanePrefix string
 	// Output is the combined XSpace's path (conventionally
 	// combined.xplane.pb); the other outputs go beside it, named by its
-	// base: <base>.trace.json.gz, <base>.metadata.json and, with Validate,
-	// <base>.validate.json.
+	// base: <base>.trace.json.gz, <base>.perfetto-trace,
+	// <base>.metadata.json and, with Validate, <base>.validate.json.
 	Output string
+	// Layout is where the combined XSpace goes: LayoutDefault ("") at
+	// Output; LayoutTensorBoard under TensorBoardDir as
+	// plugins/profile/<TensorBoardRun>/<TensorBoardHost>.xplane.pb, where
+	// TensorBoard's profile plugin and xprof find it (see tensorboard.go).
+	// The other outputs stay where Output puts them either way.
+	Layout string
+	// TensorBoardDir is the TensorBoard log directory of LayoutTensorBoard
+	// (tensorboard --logdir); "" means Output's directory.
+	TensorBoardDir string
+	// TensorBoardRun names the profile run (its directory under
+	// plugins/profile); "" means DefaultTensorBoardRun.
+	TensorBoardRun string
+	// TensorBoardHost names the host the trace viewer shows (the file's
+	// name before .xplane.pb); "" means DefaultTensorBoardHost.
+	TensorBoardHost string
 	// NoTraceJSON skips the Chrome trace export.
 	NoTraceJSON bool
+	// Window is what the Chrome trace spans: WindowAll ("" too), every
+	// event, streamed beside the XSpace; WindowWorkload, only the traced
+	// workload's span, exported from the XSpace once it is written (see
+	// window.go).
+	Window string
+	// NoPerfetto skips the native Perfetto export, <base>.perfetto-trace
+	// (see perfettoout.go).
+	NoPerfetto bool
 	// KinetoDir is where the aligned copy of each Kineto input goes, under
 	// the input's own file name: PyTorch's format and naming, so that the
 	// tools that read the raw directory (Holistic Trace Analysis,
@@ -158,6 +182,15 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 	if !utf8.ValidString(o.PlanePrefix) {
 		return nil, fmt.Errorf("combine: plane prefix %q is not valid UTF-8", o.PlanePrefix)
 	}
+	if err := checkPlanePrefix(o.PlanePrefix); err != nil {
+		return nil, err
+	}
+	if err := checkLayout(o); err != nil {
+		return nil, err
+	}
+	if err := checkWindow(o.Window); err != nil {
+		return nil, err
+	}
 	seen := map[int]string{}
 	for _, in := range inputs {
 		if prev, ok := seen[in.Node]; ok {
@@ -191,6 +224,16 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 	if err := c.loadOffsets(); err != nil {
 		return nil, err
 	}
+	c.gpuJob = jobHasGPU(inputs)
+	c.inputPos, c.clockPos = sortPositions(inputs, func(in Input) int {
+		if n, err := c.clockNode(in); err == nil {
+			return n
+		}
+		return in.Node
+	})
+	if err := c.kinetoBase(inputs); err != nil {
+		return nil, err
+	}
 	out, err := c.open()
 	if err != nil {
 		return nil, err
@@ -217,6 +260,11 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 	}
 	if err := c.finish(); err != nil {
 		return nil, err
+	}
+	if !o.NoPerfetto {
+		if err := c.writePerfetto(); err != nil {
+			return nil, err
+		}
 	}
 	res := &Result{}
 	if o.Validate {
@@ -257,6 +305,7 @@ type combiner struct {
 	names     map[string]string // output plane name → the input it came from
 	hosts     []string
 	metaNames []string      // the names of the clock_metadata planes, written last
+	gpuJob    bool          // some input has a GPU plane (jobHasGPU; see rename.go)
 	checks    *wireChecks   // what the rewriter copies unparsed is checked with
 	tc        *transcoder   // the main goroutine's scratch
 	tcs       []*transcoder // each line goroutine's (tcs[0] is tc)
@@ -281,6 +330,9 @@ type combiner struct {
 	// directories Combine created, removed again on failure when empty.
 	kt    *kineto.Trace
 	ktext []byte
+	// kbase is the baseTimeNanoseconds the aligned Kineto copies share
+	// (see kinetobase.go).
+	kbase int64
 	out   *outputSet
 	made  []string
 	// committed is set once the outputs are in place.
@@ -289,6 +341,14 @@ type combiner struct {
 	// records are the traces.json files read, by directory (nil: none
 	// there); see checkCounts.
 	records map[string]*xspace.TraceRecord
+
+	// inputPos and clockPos are the positions of each input (by
+	// Input.Node) and each clock node's counters in the Chrome JSON's
+	// process order (sortPositions); procs how it shows each output plane
+	// (by id), clocks the clock nodes whose offsets it shows as counters.
+	inputPos, clockPos map[int]int
+	procs              []jsonProcess
+	clocks             []clockTrack
 }
 
 func (c *combiner) loadOffsets() error {
@@ -316,9 +376,17 @@ func (c *combiner) node(in Input) (validate.Node, error) {
 		return validate.Node{}, err
 	}
 	md := NodeMetadata{ID: in.Node, ClockNode: clk, Trace: c.rel(in.Trace), Hostname: fmt.Sprintf("node%d", clk), OffsetWindows: c.windows[clk]}
-	ns := &nodeState{id: clk, rank: in.Node, md: &md, sigmas: c.spare[:0]}
+	ns := &nodeState{id: clk, rank: in.Node, md: &md, sigmas: c.spare[:0], sortPos: c.inputPos[in.Node]}
 	c.spare = nil
-	rn := &renamer{node: in.Node, prefix: c.o.PlanePrefix}
+	rn := &renamer{node: in.Node, prefix: c.o.PlanePrefix, gpuJob: c.gpuJob}
+	// The node's clock metadata plane, written last, claims its name now,
+	// so that no input plane renamed to it goes unnoticed.
+	metaName := rn.nodePrefix() + "/clock_metadata"
+	if prev, dup := c.names[metaName]; dup {
+		return validate.Node{}, fmt.Errorf("combine: node %d (%s): its clock metadata plane would be named %q in the combined trace, as %s already is: every plane needs a name of its own",
+			in.Node, in.Trace, metaName, prev)
+	}
+	c.names[metaName] = fmt.Sprintf("the clock metadata plane of node %d", in.Node)
 	nodeFn := (*combiner).nodeWire
 	if c.o.nodeFn != nil {
 		nodeFn = c.o.nodeFn
@@ -332,7 +400,8 @@ func (c *combiner) node(in Input) (validate.Node, error) {
 	md.ClockSkewNS = ns.firstCorr / 1000
 	md.UncertaintyMaxNS = ns.sigmaMax
 	c.hosts = append(c.hosts, md.Hostname)
-	c.metaNames = append(c.metaNames, rn.nodePrefix()+"/clock_metadata")
+	c.metaNames = append(c.metaNames, metaName)
+	c.noteClock(clk, md.Hostname, metaName)
 	if err := c.collectMedian(); err != nil {
 		return validate.Node{}, err
 	}
@@ -686,29 +755,29 @@ const maxLineNs = math.MaxInt64/1000 - 1e12
 
 // writePlane gives the plane the next output id and streams it to both
 // outputs; process names its process in the Chrome JSON ("": its name).
-func (c *combiner) writePlane(p *xplanepb.XPlane, process string) error {
+func (c *combiner) writePlane(p *xplanepb.XPlane, process jsonProcess) error {
 	p.Id = c.nextID
 	c.nextID++
 	c.md.Planes++
 	if err := c.space.plane(p); err != nil {
 		return err
 	}
+	c.noteProcess(p.Id, process)
 	if c.json != nil {
-		if process == "" {
-			process = p.Name
-		}
-		return writePlaneJSON(c.json, p, process)
+		return writePlaneJSON(c.json, p, process, nil)
 	}
 	return nil
 }
 
-// finish writes the clock metadata planes and the host names.
+// finish writes the clock metadata planes (to the XSpace only: the
+// Chrome JSON shows the clock nodes' offsets as counters) and the host
+// names, and ends the Chrome JSON, or with --window workload exports it.
 func (c *combiner) finish() error {
 	if err := c.collectMedian(); err != nil {
 		return err
 	}
 	for i, name := range c.metaNames {
-		if err := c.writePlane(clockMetadataPlane(name, &c.md.Nodes[i]), ""); err != nil {
+		if err := c.writePlane(clockMetadataPlane(name, &c.md.Nodes[i]), jsonProcess{}); err != nil {
 			return err
 		}
 	}
@@ -716,7 +785,13 @@ func (c *combiner) finish() error {
 		return err
 	}
 	if c.json != nil {
+		if err := c.writeCounters(c.json, nil); err != nil {
+			return err
+		}
 		return c.json.close()
+	}
+	if c.o.windowed() {
+		return c.exportWindowed()
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package combine
 
 import (
 	"io"
+	"math"
 	"strconv"
 	"unicode/utf8"
 
@@ -10,11 +11,13 @@ import (
 
 // traceJSON streams Chrome trace events in XLA's layout:
 // {"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[…]},
-// one process per plane (pid = 1 + plane id) with process_name and
-// process_sort_index metadata events, one thread per line (tid =
-// display_id, or id when that is 0) with thread_name and
-// thread_sort_index, and every event a complete ("X") slice with ts and
-// dur in µs, to the ps.
+// one process per plane (pid = 1 + plane id) with process_name,
+// process_labels and process_sort_index metadata events (jsonproc.go),
+// one thread per line (tid = display_id, or id when that is 0) with
+// thread_name and thread_sort_index, every event a complete ("X") slice
+// with ts and dur in µs, to the ps, and its stats as args of their kind,
+// each followed by its flow events (jsonargs.go); then each clock node's
+// offsets as counters (jsoncounters.go).
 //
 // The text is formatted into chunks of jsonChunk bytes, which a pipeline
 // goroutine compresses (gzip.BestSpeed) while the next chunk is formatted:
@@ -59,19 +62,34 @@ func (t *traceJSON) flush() error {
 	return err
 }
 
-// process writes the metadata events of a plane.
-func (t *traceJSON) process(pid int64, name string) error {
+// process writes the metadata events of a plane's process: its name
+// (jp.label), its labels (jp.name, the plane's name in the combined
+// XSpace, which Perfetto shows beside the name) and its sort index.
+func (t *traceJSON) process(pid int64, jp jsonProcess) error {
 	t.begin()
-	t.buf = append(t.buf, `{"ph":"M","pid":`...)
-	t.buf = strconv.AppendInt(t.buf, pid, 10)
-	t.buf = append(t.buf, `,"name":"process_name","args":{"name":`...)
-	t.buf = appendString(t.buf, name)
-	t.buf = append(t.buf, `}},`+"\n"+`{"ph":"M","pid":`...)
+	t.buf = appendMetaJSON(t.buf, pid, "process_name", "name", jp.label)
+	t.buf = append(t.buf, ',', '\n')
+	t.buf = appendMetaJSON(t.buf, pid, "process_labels", "labels", jp.name)
+	t.buf = append(t.buf, `,`+"\n"+`{"ph":"M","pid":`...)
 	t.buf = strconv.AppendInt(t.buf, pid, 10)
 	t.buf = append(t.buf, `,"name":"process_sort_index","args":{"sort_index":`...)
-	t.buf = strconv.AppendInt(t.buf, pid, 10)
+	t.buf = strconv.AppendInt(t.buf, int64(jp.sort), 10)
 	t.buf = append(t.buf, `}}`...)
 	return t.flush()
+}
+
+// appendMetaJSON appends a process metadata event name whose one arg key
+// is the string value.
+func appendMetaJSON(b []byte, pid int64, name, key, value string) []byte {
+	b = append(b, `{"ph":"M","pid":`...)
+	b = strconv.AppendInt(b, pid, 10)
+	b = append(b, `,"name":`...)
+	b = appendString(b, name)
+	b = append(b, `,"args":{`...)
+	b = appendString(b, key)
+	b = append(b, ':')
+	b = appendString(b, value)
+	return append(b, `}}`...)
 }
 
 // thread writes the metadata events of a line.
@@ -97,38 +115,6 @@ func appendThreadJSON[S ~string | ~[]byte](b []byte, pid, tid int64, name S) []b
 	b = append(b, `,"name":"thread_sort_index","args":{"sort_index":`...)
 	b = strconv.AppendInt(b, tid, 10)
 	return append(b, `}}`...)
-}
-
-// arg is one event argument, rendered as a JSON string.
-type arg struct{ key, value string }
-
-// slice writes one complete event.
-func (t *traceJSON) slice(pid, tid int64, name string, startPs, durPs int64, args []arg) error {
-	t.begin()
-	t.buf = append(t.buf, `{"ph":"X","pid":`...)
-	t.buf = strconv.AppendInt(t.buf, pid, 10)
-	t.buf = append(t.buf, `,"tid":`...)
-	t.buf = strconv.AppendInt(t.buf, tid, 10)
-	t.buf = append(t.buf, `,"ts":`...)
-	t.buf = appendMicros(t.buf, startPs)
-	t.buf = append(t.buf, `,"dur":`...)
-	t.buf = appendMicros(t.buf, durPs)
-	t.buf = append(t.buf, `,"name":`...)
-	t.buf = appendString(t.buf, name)
-	if len(args) > 0 {
-		t.buf = append(t.buf, `,"args":{`...)
-		for i, a := range args {
-			if i > 0 {
-				t.buf = append(t.buf, ',')
-			}
-			t.buf = appendString(t.buf, a.key)
-			t.buf = append(t.buf, ':')
-			t.buf = appendString(t.buf, a.value)
-		}
-		t.buf = append(t.buf, '}')
-	}
-	t.buf = append(t.buf, '}')
-	return t.flush()
 }
 
 // appendSliceHead appends the start of one event, up to its name (a JSON
@@ -180,6 +166,18 @@ func (t *traceJSON) close() error {
 
 // abort stops the gzip goroutine after an error elsewhere.
 func (t *traceJSON) abort() { t.pipe.close() }
+
+// appendFloatJSON appends f as a JSON number, in the shortest form that
+// reads back exactly; NaN and ±Inf, which JSON has no numbers for, as the
+// strings "NaN", "+Inf" and "-Inf".
+func appendFloatJSON(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		b = append(b, '"')
+		b = strconv.AppendFloat(b, f, 'g', -1, 64)
+		return append(b, '"')
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
 
 // appendMicros appends ps as µs with six decimals, exactly.
 func appendMicros(b []byte, ps int64) []byte {
@@ -245,4 +243,22 @@ func decodeRune[S ~string | ~[]byte](s S) (rune, int) {
 		return utf8.DecodeRune(v)
 	}
 	return utf8.DecodeRuneInString(string(s))
+}
+
+// counter writes one sample of a counter track: a "C" event named name
+// whose one series is key.
+func (t *traceJSON) counter(pid int64, name, key string, ps int64, v float64) error {
+	t.begin()
+	t.buf = append(t.buf, `{"ph":"C","pid":`...)
+	t.buf = strconv.AppendInt(t.buf, pid, 10)
+	t.buf = append(t.buf, `,"ts":`...)
+	t.buf = appendMicros(t.buf, ps)
+	t.buf = append(t.buf, `,"name":`...)
+	t.buf = appendString(t.buf, name)
+	t.buf = append(t.buf, `,"args":{`...)
+	t.buf = appendString(t.buf, key)
+	t.buf = append(t.buf, ':')
+	t.buf = appendFloatJSON(t.buf, v)
+	t.buf = append(t.buf, `}}`...)
+	return t.flush()
 }

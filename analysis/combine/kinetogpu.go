@@ -132,15 +132,16 @@ func readKinetoText(path string) ([]byte, error) {
 // rankTimes aligns every event of the node's Kineto trace as its planes
 // were (host events through the host clock, GPU events through the
 // corrected conversion when there is one) and returns their new ts and dur
-// on the trace's own base. An event's start is kept at or after the start
+// on the base the copies share (c.kbase, see kinetobase.go). An event's start is kept at or after the start
 // of the event before it on its (pid, tid), in raw order, as the XSpace
 // lines are; such moves count in md.MonotonicityFixes only once (the
 // XSpace planes count them already).
 func (c *combiner) rankTimes(ns *nodeState) (ts, dur []int64, err error) {
 	t := c.kt
 	ts, dur = make([]int64, len(t.Events)), make([]int64, len(t.Events))
+	shift := t.BaseTimeNs - c.kbase // both within ±MaxTimeNs: no overflow
 	for i := range t.Events {
-		ts[i], dur[i] = t.Events[i].TsNs, t.Events[i].DurNs
+		ts[i], dur[i] = t.Events[i].TsNs+shift, t.Events[i].DurNs
 	}
 	if ns.al == nil {
 		return ts, dur, nil
@@ -169,7 +170,7 @@ func (c *combiner) rankTimes(ns *nodeState) (ts, dur []int64, err error) {
 			h, _, _ := ns.gpuSnaps.ToHost(u0)
 			corrMax = max(corrMax, math.Abs(float64(h-u0)))
 		}
-		ts[i], dur[i] = a.Global-t.BaseTimeNs, max(0, b.Global-a.Global)
+		ts[i], dur[i] = a.Global-c.kbase, max(0, b.Global-a.Global)
 	}
 	ns.md.GPUConversionCorrectionMaxNS = int64(corrMax + 0.5)
 	keepLineOrder(t, ts, dur)
@@ -228,6 +229,9 @@ func kinetoDir(o Options) string {
 // writeRank writes the node's Kineto trace with its aligned times into the
 // Kineto output directory, under its own file name (gzipped when that
 // ends in .gz), as a pending output that Combine commits with the others.
+// The copy's baseTimeNanoseconds is the one all copies share, and it
+// names its rank (see rankMembers). The directory holds nothing else, so
+// that it can be handed to HTA's TraceAnalysis(trace_dir=...) as it is.
 func (c *combiner) writeRank(in Input, ns *nodeState) error {
 	if c.o.NoKinetoOut {
 		return nil
@@ -236,6 +240,14 @@ func (c *combiner) writeRank(in Input, ns *nodeState) error {
 	if err != nil {
 		return err
 	}
+	for i := range ts {
+		if ts[i] < 0 && c.kt.Events[i].Ph != "M" {
+			ns.md.KinetoBeforeBase++
+		}
+	}
+	if n := ns.md.KinetoBeforeBase; n > 0 && c.o.Logger != nil {
+		c.o.Logger.Warn("aligned Kineto events before the shared base, written with a negative ts", "node", in.Node, "events", n, "base_ns", c.kbase)
+	}
 	dir := c.kinetoOut()
 	if err := c.makeDir(dir); err != nil {
 		return err
@@ -243,15 +255,17 @@ func (c *combiner) writeRank(in Input, ns *nodeState) error {
 	path := filepath.Join(dir, filepath.Base(in.Trace))
 	t, src := c.kt, c.ktext
 	ns.md.Corrected = c.rel(path)
+	opt := kineto.RetimeOptions{Top: c.rankMembers(ns)}
+	at := func(i int, _ *kineto.Event) (int64, int64) { return ts[i], dur[i] }
 	return c.out.add(path, func(w io.Writer) error {
 		if !strings.HasSuffix(strings.ToLower(path), ".gz") {
-			return kineto.Retime(src, t, w, func(i int, _ *kineto.Event) (int64, int64) { return ts[i], dur[i] })
+			return kineto.RetimeWith(src, t, w, at, opt)
 		}
 		zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
 		if err != nil {
 			return err
 		}
-		if err := kineto.Retime(src, t, zw, func(i int, _ *kineto.Event) (int64, int64) { return ts[i], dur[i] }); err != nil {
+		if err := kineto.RetimeWith(src, t, zw, at, opt); err != nil {
 			return err
 		}
 		return zw.Close()

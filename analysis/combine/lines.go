@@ -36,6 +36,10 @@ type planeJob struct {
 	sortLines              bool        // Options.sortLines
 	ns                     *nodeState  // its alignment setup and time bases only
 	checks                 *wireChecks // for the line and event fields copied unparsed
+
+	// The ids of the flow stat (kineto.StatFlow) and of a converted
+	// Kineto event's phase (kineto.StatPhase); -1: none.
+	flowID, phID int64
 }
 
 // lineOut is one rewritten line, merged into the node's state in order.

@@ -14,9 +14,18 @@ type Metadata struct {
 	// count from (every plane's time_base_ns stat): that of its first
 	// plane, as a Kineto input has; 0, and omitted, for XSpace inputs
 	// without one.
-	TimeBaseNS  int64          `json:"time_base_ns,omitempty"`
-	Validate    *ValidateBrief `json:"validate,omitempty"`
-	MemoryBound string         `json:"memory_bound"`
+	TimeBaseNS int64 `json:"time_base_ns,omitempty"`
+	// KinetoBaseNS is the baseTimeNanoseconds that the aligned Kineto
+	// copies share (Options.KinetoDir), which their ts count from on the
+	// global timeline; 0, and omitted, with no Kineto input or when the
+	// copies are absolute (an input without a base).
+	KinetoBaseNS int64          `json:"kineto_base_ns,omitempty"`
+	Validate     *ValidateBrief `json:"validate,omitempty"`
+	MemoryBound  string         `json:"memory_bound"`
+
+	// TraceJSONWindow is the span the Chrome trace was limited to
+	// (Options.Window WindowWorkload); nil when it spans everything.
+	TraceJSONWindow *JSONWindow `json:"trace_json_window,omitempty"`
 }
 
 // NodeMetadata describes one node's alignment.
@@ -100,8 +109,12 @@ type NodeMetadata struct {
 	GPUConversionCorrectionMaxNS int64 `json:"gpu_conversion_correction_max_ns,omitempty"`
 	// Corrected is, for a Kineto trace, its aligned copy in PyTorch's
 	// format (Options.KinetoDir).
-	Corrected string        `json:"corrected,omitempty"`
-	Planes    []PlaneRename `json:"planes"`
+	Corrected string `json:"corrected,omitempty"`
+	// KinetoBeforeBase counts the events of the aligned Kineto copy that
+	// landed before the base the copies share, written with a negative ts
+	// (see Metadata.KinetoBaseNS).
+	KinetoBeforeBase int64         `json:"kineto_before_base,omitempty"`
+	Planes           []PlaneRename `json:"planes"`
 }
 
 // PlaneRename records one plane's name before and after.

@@ -259,8 +259,14 @@ func (o output) String() string { return o.before + o.path + o.after }
 func outputsOf(inputs []Input, o Options) []output {
 	base := OutputBase(o.Output)
 	outs := []output{{"--output ", o.Output, ""}}
+	if o.Layout == LayoutTensorBoard {
+		outs[0] = output{"the TensorBoard XSpace ", SpacePath(o), ""}
+	}
 	if !o.NoTraceJSON {
 		outs = append(outs, output{"the Chrome trace ", base + ".trace.json.gz", " (beside --output)"})
+	}
+	if !o.NoPerfetto {
+		outs = append(outs, output{"the Perfetto trace ", base + PerfettoSuffix, " (beside --output)"})
 	}
 	if o.Validate {
 		outs = append(outs, output{"the validate report ", base + ".validate.json", " (beside --output)"})

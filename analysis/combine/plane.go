@@ -53,6 +53,9 @@ type nodeState struct {
 	// time_base_ns stat, else 0); the output counts from outBase, the
 	// combined trace's base; shift = inBase − outBase.
 	inBase, outBase, shift int64
+	// sortPos is the input's position in the Chrome JSON's process order
+	// (sortPositions).
+	sortPos int
 }
 
 // setBase sets the time bases of the next plane.

@@ -74,8 +74,9 @@ func (c *combiner) nodeProto(in Input, ns *nodeState, rn *renamer) error {
 			return fmt.Errorf("combine: %s: plane %s: %w", in.Trace, p.Name, err)
 		}
 		process := processName(ns, p.Name, name)
+		orig := p.Name
 		p.Name = name
-		addPlaneStats(p, in.Node, ns.md.Hostname, skew)
+		addPlaneStats(p, in.Node, ns.md.Hostname, skew, orig)
 		if c.timeBase != 0 {
 			p.Stats = append(p.Stats, &xplanepb.XStat{MetadataId: statID(p, xspace.StatTimeBase), Value: &xplanepb.XStat_Int64Value{Int64Value: c.timeBase}})
 		}
@@ -243,10 +244,12 @@ func dropTimeBase(p *xplanepb.XPlane) {
 	p.Stats = slices.DeleteFunc(p.Stats, func(s *xplanepb.XStat) bool { return s.MetadataId == id })
 }
 
-// addPlaneStats tags the plane with the node's id, hostname and clock skew.
-func addPlaneStats(p *xplanepb.XPlane, node int, hostname string, skewNs int64) {
+// addPlaneStats tags the plane with the node's id, hostname and clock skew
+// and its name in the node's own trace.
+func addPlaneStats(p *xplanepb.XPlane, node int, hostname string, skewNs int64, orig string) {
 	p.Stats = append(p.Stats,
 		&xplanepb.XStat{MetadataId: statID(p, statNodeID), Value: &xplanepb.XStat_Int64Value{Int64Value: int64(node)}},
 		&xplanepb.XStat{MetadataId: statID(p, statHostname), Value: &xplanepb.XStat_StrValue{StrValue: hostname}},
-		&xplanepb.XStat{MetadataId: statID(p, statClockSkew), Value: &xplanepb.XStat_Int64Value{Int64Value: skewNs}})
+		&xplanepb.XStat{MetadataId: statID(p, statClockSkew), Value: &xplanepb.XStat_Int64Value{Int64Value: skewNs}},
+		&xplanepb.XStat{MetadataId: statID(p, statOriginalName), Value: &xplanepb.XStat_StrValue{StrValue: orig}})
 }

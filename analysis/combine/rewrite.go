@@ -364,7 +364,7 @@ func (t *transcoder) emitEvent(line []byte, pj *planeJob, e *wireEvent, nb, tid,
 		}
 	}
 	if pj.json {
-		if out.json, err = t.eventJSON(append(out.json, ',', '\n'), p, e, m, pj.pid, tid); err != nil {
+		if out.json, err = t.eventJSON(out.json, pj, e, m, tid); err != nil {
 			return line, pj.eventError(lineID, e, err)
 		}
 	}

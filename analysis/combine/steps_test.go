@@ -238,8 +238,8 @@ func TestCombineHostStep(t *testing.T) {
 					continue
 				}
 				v, marked := e.Args[statStepInside]
-				if marked && v != "1" {
-					t.Errorf("json: %s arg %#v, want \"1\"", statStepInside, v)
+				if marked && v != 1.0 {
+					t.Errorf("json: %s arg %#v, want the number 1", statStepInside, v)
 				}
 				check("json", e.Name, e.Ts*1e3, e.Dur*1e3, marked)
 				sliced++

@@ -98,17 +98,6 @@ func collectiveOp(op validate.Op, raw []byte, pj *planeJob) validate.Op {
 	return op
 }
 
-// processName names a plane's process in the Chrome JSON: its new name;
-// for a Kineto trace's plane "rank <r> (<host>) <its name in the rank's
-// trace>", so that every rank shows as one group of processes (the planes
-// of a node have consecutive ids, which order the processes).
-func processName(ns *nodeState, orig, name string) string {
-	if ns.md.Format != formatKineto {
-		return name
-	}
-	return fmt.Sprintf("rank %d (%s) %s", ns.rank, ns.md.Hostname, orig)
-}
-
 // plane rewrites one plane under its new name and id and streams it, its
 // JSON export and its printed events out. Its lines are rewritten in
 // parallel (see lines.go) and merged in order.
@@ -124,13 +113,16 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 	gpu := len(p.name) >= len(gpuPrefix) && p.name[:len(gpuPrefix)] == gpuPrefix
 	pj.hloID, pj.collectives = hloID, hasHlo && gpu
 	pj.groupID, pj.seqID, pj.sizeID = optStat(p, kineto.StatCollectiveGroup), optStat(p, kineto.StatCollectiveSeq), optStat(p, kineto.StatCollectiveSize)
+	pj.flowID, pj.phID = optStat(p, kineto.StatFlow), optStat(p, kineto.StatPhase)
 	body := c.space.message()
 	body = protowire.AppendTag(body, fPlaneID, protowire.VarintType)
 	body = protowire.AppendVarint(body, uint64(id))
 	body = protowire.AppendTag(body, fPlaneName, protowire.BytesType)
 	body = protowire.AppendString(body, name)
+	jp := processName(t.ns, p.name, name)
+	c.noteProcess(id, jp)
 	if c.json != nil {
-		if err := c.json.process(pj.pid, processName(t.ns, p.name, name)); err != nil {
+		if err := c.json.process(pj.pid, jp); err != nil {
 			return err
 		}
 		if err := p.prepareJSON(); err != nil {
@@ -164,6 +156,7 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 	nodeID := p.addStat(statNodeID, &newStats)
 	hostID := p.addStat(statHostname, &newStats)
 	skewID := p.addStat(statClockSkew, &newStats)
+	origID := p.addStat(statOriginalName, &newStats)
 	var baseID int64
 	if c.timeBase != 0 {
 		baseID = p.addStat(xspace.StatTimeBase, &newStats)
@@ -185,6 +178,7 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 	body = appendStat(body, fPlaneStats, nodeID, fStatInt, uint64(node), "")
 	body = appendStat(body, fPlaneStats, hostID, fStatStr, 0, hostname)
 	body = appendStat(body, fPlaneStats, skewID, fStatInt, uint64(skew/1000), "")
+	body = appendStat(body, fPlaneStats, origID, fStatStr, 0, p.name)
 	if c.timeBase != 0 {
 		body = appendStat(body, fPlaneStats, baseID, fStatInt, uint64(c.timeBase), "")
 	}
@@ -448,33 +442,60 @@ func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, ste
 	return out, hlo, hasHlo, nil
 }
 
-// eventJSON appends one event's JSON to b: its metadata's stats, then its
-// own, then its uncertainty and, if it spans a host clock step, the step
-// stat, as args (the metadata's name and stats rendered once per plane,
-// by prepareJSON).
-func (t *transcoder) eventJSON(b []byte, p *wirePlane, e *wireEvent, m *wireMeta, pid, tid int64) ([]byte, error) {
+// eventJSON appends ",\n" and one event's JSON to b: its metadata's
+// stats, then its own, then its uncertainty and, if it spans a host clock
+// step, the step stat, as args (the metadata's name and stats rendered
+// once per plane, by prepareJSON), then the flow events of its flow stats
+// (see jsonargs.go). A converted Kineto flow event is not exported.
+func (t *transcoder) eventJSON(b []byte, pj *planeJob, e *wireEvent, m *wireMeta, tid int64) ([]byte, error) {
+	p := pj.p
+	stats := e.raw
+	if e.tailOK {
+		stats = e.tail
+	}
+	if pj.phID >= 0 {
+		if ph, ok, err := eventStat(stats, p, pj.phID); err != nil || (ok && flowMarker(ph)) {
+			return b, err
+		}
+	}
 	name := jsonEmpty
 	if m != nil {
 		name = m.jsonName
 	}
-	b = append(appendSliceHead(b, pid, tid, name, e.start, e.newDur), `,"args":{`...)
+	b = append(appendSliceHead(append(b, ',', '\n'), pj.pid, tid, name, e.start, e.newDur), `,"args":{`...)
 	if m != nil {
 		b = append(b, m.jsonArgs...)
-	}
-	stats := e.raw
-	if e.tailOK {
-		stats = e.tail
 	}
 	b, err := p.appendArgsJSON(b, stats, fEventStats)
 	if err != nil {
 		return b, err
 	}
-	b = append(b, `"`+statUncertainty+`":"`...)
+	b = append(b, `"`+statUncertainty+`":`...)
 	b = strconv.AppendUint(b, uint64(math.Ceil(e.sigma)), 10)
 	if e.across {
-		b = append(b, `","`+statStepInside+`":"1`...)
+		b = append(b, `,"`+statStepInside+`":1`...)
 	}
-	return append(b, `"}}`...), nil
+	b = append(b, `}}`...)
+	if pj.flowID >= 0 {
+		for msg := stats; len(msg) > 0; {
+			f, rest, err := nextField(msg)
+			if err != nil {
+				return b, err
+			}
+			msg = rest
+			if f.num != fEventStats || f.typ != protowire.BytesType {
+				continue
+			}
+			id, val, err := statOf(f.data)
+			if err != nil {
+				return b, err
+			}
+			if id == pj.flowID && (val.num == fStatUint || val.num == fStatInt) {
+				b = appendFlowJSON(b, val.v, pj.node, pj.pid, tid, e.start)
+			}
+		}
+	}
+	return b, nil
 }
 
 // prepareJSON renders the plane's metadata names and stats and its stat
@@ -502,8 +523,7 @@ func (p *wirePlane) prepareJSON() error {
 var jsonEmpty = []byte(`""`)
 
 // appendArgsJSON renders the stats (fields num) of a message as JSON
-// members `"key":"value",` (each followed by a comma), as statText
-// renders the values.
+// members `"key":value,` (each followed by a comma; see jsonargs.go).
 func (p *wirePlane) appendArgsJSON(b, msg []byte, num protowire.Number) ([]byte, error) {
 	for len(msg) > 0 {
 		f, rest, err := nextField(msg)
@@ -521,7 +541,7 @@ func (p *wirePlane) appendArgsJSON(b, msg []byte, num protowire.Number) ([]byte,
 	return b, nil
 }
 
-// appendStatJSON renders one XStat as `"key":"value",`.
+// appendStatJSON renders one XStat as `"key":value,` (see jsonargs.go).
 func (p *wirePlane) appendStatJSON(b, st []byte) ([]byte, error) {
 	id, val, err := statOf(st)
 	if err != nil {
@@ -533,17 +553,11 @@ func (p *wirePlane) appendStatJSON(b, st []byte) ([]byte, error) {
 	case 0:
 		b = append(b, jsonEmpty...)
 	case fStatUint:
-		b = append(b, '"')
 		b = strconv.AppendUint(b, val.v, 10)
-		b = append(b, '"')
 	case fStatInt:
-		b = append(b, '"')
 		b = strconv.AppendInt(b, int64(val.v), 10)
-		b = append(b, '"')
 	case fStatDouble:
-		b = append(b, '"')
-		b = strconv.AppendFloat(b, protowireFloat(val.v), 'g', -1, 64)
-		b = append(b, '"')
+		b = appendFloatJSON(b, protowireFloat(val.v))
 	case fStatStr:
 		b = appendString(b, val.data)
 	default: // rare kinds

@@ -31,13 +31,15 @@ func newRunCmd() *cobra.Command {
 		strict     bool
 		force      bool
 		keyFile    string
+		noReport   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Run a scenario file and write a run directory",
 		Long: `Run a scenario file and write a run directory (default runs/<name>-seed<seed>)
 holding manifest.json, summary.json, scenario.yaml, run.log, events.ckpt and
-events.log.gz. SCENARIO is a path, or the name of a scenario of the built-in
+events.log.gz, and at the end report.html (chronosync report; --no-report
+leaves it out). SCENARIO is a path, or the name of a scenario of the built-in
 library (chronosync scenario list; see scenarios/README.md).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -58,6 +60,7 @@ library (chronosync scenario list; see scenarios/README.md).`,
 				Force:         force,
 				LogLevel:      runLogLevel(cmd),
 				LogJSON:       runLogJSON(cmd),
+				Report:        !noReport,
 			}
 			// SIGINT or SIGTERM ends a real run early; it still removes
 			// its namespaces and records what it measured.
@@ -100,6 +103,7 @@ library (chronosync scenario list; see scenarios/README.md).`,
 	f.BoolVar(&noEventLog, "no-event-log", false, "keep only the event-log checkpoints, not events.log.gz, in the run directory")
 	f.BoolVar(&strict, "strict", false, fmt.Sprintf("exit %d when the run is degraded (a measured condition of a real run crossed its bound)", exitDegraded))
 	f.BoolVar(&force, "force", false, "run a real-backend scenario that needs more CPU than the machine has instead of refusing it")
+	f.BoolVar(&noReport, "no-report", false, "do not write report.html (chronosync report) into the run directory at the end")
 	f.StringVar(&keyFile, "key", "", "with --backend=real, seal every datagram and stream frame with the shared key in `FILE` (hex, mode 0600: openssl rand -hex 32)")
 	return cmd
 }

@@ -92,7 +92,7 @@ seed gives the same run, byte for byte; every run directory can be replayed.`,
 	var lf logFlags
 	lf.add(root)
 	root.PersistentPreRunE = lf.setup
-	root.AddCommand(newRunCmd(), newReplayCmd(), newEstimateCmd(), newCalibrateCmd(), newCombineCmd(), newValidateCmd(), newScenarioCmd(), newEventsCmd(), newVersionCmd(), newNetnsCmd(), newNodeCmd(), newPeersCmd(), newPhasegapCmd(), newStatusCmd())
+	root.AddCommand(newRunCmd(), newReplayCmd(), newEstimateCmd(), newCalibrateCmd(), newCombineCmd(), newValidateCmd(), newScenarioCmd(), newEventsCmd(), newVersionCmd(), newNetnsCmd(), newNodeCmd(), newPeersCmd(), newPhasegapCmd(), newStatusCmd(), newReportCmd())
 	// Set after AddCommand so that it reaches every command's flags.
 	root.SetGlobalNormalizationFunc(hyphenate)
 	return root

@@ -32,9 +32,13 @@ func newCombineCmd() *cobra.Command {
 		doValidate        bool
 		noFail            bool
 		noJSON            bool
+		noPerfetto        bool
+		window            string
 		kinetoOut         string
 		noKinetoOut       bool
 		ranksPerNode      int
+		layout            string
+		tbRun, tbHost     string
 	)
 	cmd := &cobra.Command{
 		Use:   "combine",
@@ -54,12 +58,23 @@ give "" in --snapshots for a trace without one). Each Kineto
 trace is also written aligned, in PyTorch's format and under its own file
 name, to --kineto-out (default <base>.kineto/), so that Holistic Trace
 Analysis or TensorBoard read the aligned directory as they read the raw
-one. Planes are renamed so
-that every node shows as its own devices (node 0's /host:CPU kept; other
-nodes' host planes become /device:GPU:<10000·node>, GPU planes
-/device:GPU:<node·64+local>) and merged into --output (combined.xplane.pb),
-<base>.trace.json.gz (Chrome trace events for Perfetto) and
-<base>.metadata.json. The outputs are one set: written into a staging
+one. Planes are renamed so that xprof (TensorBoard) shows every node's
+devices as devices of their own kind: GPU planes become
+/device:GPU:<node·64+local>, TPU planes /device:TPU:<node·64+local>;
+node 0's other planes keep their names; a later node's /host:CPU becomes
+/device:GPU:<10000·node> in a job with GPU planes, /host:CPU/node:<id>
+(shown by xprof's streaming trace viewer) in one without, and its other
+planes (/host:snapshots, /host:metadata, ...) /node:<id>/<name>, which no
+viewer takes for a device. Every plane keeps its own name in an
+original_plane_name stat. xprof shows no TPU plane of a job that has GPU
+planes. The planes are merged into --output (combined.xplane.pb), or with
+--layout tensorboard into
+<dir of --output>/plugins/profile/<--tb-run>/<--tb-host>.xplane.pb, where
+"tensorboard --logdir <dir of --output>" and xprof find it (the other
+outputs stay beside --output),
+<base>.trace.json.gz (Chrome trace events for Perfetto),
+<base>.perfetto-trace (Perfetto's native protobuf trace; --no-perfetto
+skips it) and <base>.metadata.json. The outputs are one set: written into a staging
 directory beside them and renamed into place together once all are whole,
 so that a failure leaves no new output and every old one as it was. An
 output that is one of the inputs (the same file, also through a link) is
@@ -129,9 +144,23 @@ unless --no-fail. Underscore spellings of the flags (--run_dir) work too.`,
 			// No Logger: its one line per node would repeat the table below.
 			o := combine.Options{Offsets: offsetsPath, NoCorrection: noCorrection, PlanePrefix: planePrefix,
 				Output: output, NoTraceJSON: noJSON, Validate: doValidate, KinetoDir: kinetoOut, NoKinetoOut: noKinetoOut, RankNodes: rankNodes}
+			switch layout {
+			case "", "default":
+			case combine.LayoutTensorBoard:
+				o.Layout, o.TensorBoardRun, o.TensorBoardHost = combine.LayoutTensorBoard, tbRun, tbHost
+				if o.TensorBoardRun == "" && runDir != "" {
+					if abs, err := filepath.Abs(runDir); err == nil && !strings.HasPrefix(filepath.Base(abs), ".") && filepath.Base(abs) != string(filepath.Separator) {
+						o.TensorBoardRun = filepath.Base(abs)
+					}
+				}
+			default:
+				return fmt.Errorf("--layout %q: use default or tensorboard", layout)
+			}
 			if printEvents {
 				o.PrintEvents = cmd.OutOrStdout()
 			}
+			o.NoPerfetto = noPerfetto
+			o.Window = window
 			res, err := combine.Combine(inputs, o)
 			if err != nil {
 				return err
@@ -163,8 +192,13 @@ unless --no-fail. Underscore spellings of the flags (--run_dir) work too.`,
 	f.BoolVar(&doValidate, "validate", false, "check collective happens-before on the result; exit 1 on violations or when nothing was compared")
 	f.BoolVar(&noFail, "no-fail", false, "with --validate: exit 0 whatever the check finds")
 	f.BoolVar(&noJSON, "no-trace-json", false, "skip the Chrome trace export")
+	f.StringVar(&window, "window", combine.WindowAll, "what the Chrome trace spans: all, or workload (the traced workload's span; the XSpace keeps everything)")
+	f.BoolVar(&noPerfetto, "no-perfetto", false, "skip the native Perfetto trace (<base>.perfetto-trace)")
 	f.StringVar(&kinetoOut, "kineto-out", "", "directory for the aligned Kineto traces (default <base>.kineto beside --output)")
 	f.BoolVar(&noKinetoOut, "no-kineto-out", false, "write no aligned Kineto traces")
+	f.StringVar(&layout, "layout", "default", "where the combined XSpace goes: default (--output) or tensorboard (<dir of --output>/plugins/profile/<run>/<host>.xplane.pb, for tensorboard --logdir)")
+	f.StringVar(&tbRun, "tb-run", "", "with --layout tensorboard: the profile run's name (default the --run-dir's name, else "+combine.DefaultTensorBoardRun+")")
+	f.StringVar(&tbHost, "tb-host", "", "with --layout tensorboard: the host name xprof shows (default "+combine.DefaultTensorBoardHost+")")
 	f.IntVar(&ranksPerNode, "ranks-per-node", 0, "Kineto ranks per node, placed as torchrun does (rank r on node r/N): a node's ranks share its clock model; 0: one rank per node")
 	return cmd
 }

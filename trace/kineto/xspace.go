@@ -86,6 +86,11 @@ func (t *Trace) TimeBase() int64 {
 //     and collective_size (int64): the kernel's Group, Seq and Size. An
 //     arg named hlo_op becomes "args.hlo_op", and any other stat whose name
 //     an arg took gets "event." before it.
+//   - flows: the complete event a flow event ("s", "f", "t", such as
+//     Kineto's launch→kernel "ac2g" flows) binds to gets a "flow" stat
+//     ([StatFlow], XLA's encoding id<<2 | direction, so that xprof draws
+//     the arrow) after its other stats; the flow events stay events of
+//     their own too (see bindFlows).
 //   - arg values become XLA's stat kinds: strings str_value; integers
 //     int64_value (uint64_value beyond int64); other numbers double_value;
 //     true and false int64 1 and 0 (as XLA's XStatsBuilder stores bools);
@@ -115,7 +120,7 @@ func ToXSpace(t *Trace) (*xplanepb.XSpace, error) {
 // newConverter starts the conversion of t, which is within the limits.
 func newConverter(t *Trace) *converter {
 	return &converter{t: t, base: t.TimeBase(), devices: NewDevices(t), threads: map[[2]string]string{},
-		byDevice: map[int]*planeAcc{}}
+		byDevice: map[int]*planeAcc{}, flows: bindFlows(t)}
 }
 
 // convert converts c.t (see ToXSpace).
@@ -173,6 +178,9 @@ type converter struct {
 	// which TestConvertManyDevices holds it to.
 	lookups int
 	buf     bytes.Buffer
+	// flows are the StatFlow values of the slices flow events bind to
+	// (bindFlows).
+	flows map[*Event][]uint64
 }
 
 // planeAcc collects one plane's events by line.

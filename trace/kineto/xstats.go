@@ -175,6 +175,15 @@ func (c *converter) event(b *planeBuilder, e *Event, off int64) *xplanepb.XEvent
 	for _, m := range rest {
 		other(unquote(m[0]), c.value(m[1]))
 	}
+	if vs := c.flows[e]; len(vs) > 0 {
+		name := StatFlow // every flow under the one name, even an arg's
+		if slices.Contains(names, name) {
+			name = "event." + name
+		}
+		for _, v := range vs {
+			add(name, uintStat(v))
+		}
+	}
 	return ev
 }
 

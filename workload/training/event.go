@@ -57,14 +57,19 @@ const HostThread = 0
 // names the HIP API call.
 const LaunchName = "hipLaunchKernel"
 
-// Collective kernel names. The ROCm tracer names RCCL kernels after the
-// collective, its reduction and its data type; these names contain "rccl",
-// which is how a happens-before validator picks collective events out of a
-// GPU plane (seed 001, validate_collectives).
+// Collective kernel names, as Kineto (and the ROCm tracer) record RCCL's
+// kernels, demangled: RCCL and NCCL before 2.19 name a kernel
+// ncclKernel_<collective>_<algorithm>_<protocol>_<reduction>_<type>, data
+// movement (all-gather, broadcast) with the placeholder Sum_int8_t. They
+// contain "nccl", which is how a happens-before validator picks collective
+// events out of a GPU plane (seed 001, validate_collectives), and they match
+// HolisticTraceAnalysis's communication-kernel pattern (hta/common/types.py,
+// CommunicateKernelGroupingPattern: "^nccl" among others), so HTA counts them
+// as communication, not computation.
 const (
-	AllReduceKernel = "rcclAllReduceKernel_sum_f32"
-	AllGatherKernel = "rcclAllGatherKernel_f32"
-	BroadcastKernel = "rcclBroadcastKernel_f32"
+	AllReduceKernel = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
+	AllGatherKernel = "ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)"
+	BroadcastKernel = "ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)"
 )
 
 // Compute kernel names rotate through a Tensile GEMM (as rocBLAS and

@@ -47,7 +47,7 @@ func Example() {
 		fmt.Printf("node %d done=%v events=%d collectives=%d last=%s %s\n", id, n.Done(), st.Events, st.Collectives, last.Name, last.HloOp)
 	}
 	// Output:
-	// node 0 done=true events=120 collectives=20 last=rcclAllReduceKernel_sum_f32 all-reduce.3
-	// node 1 done=true events=120 collectives=20 last=rcclAllReduceKernel_sum_f32 all-reduce.3
-	// node 2 done=true events=120 collectives=20 last=rcclAllReduceKernel_sum_f32 all-reduce.3
+	// node 0 done=true events=120 collectives=20 last=ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*) all-reduce.3
+	// node 1 done=true events=120 collectives=20 last=ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*) all-reduce.3
+	// node 2 done=true events=120 collectives=20 last=ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*) all-reduce.3
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"hash/fnv"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -188,8 +189,8 @@ func checkCounts(t *testing.T, rec *recorder, n int, cfg training.Config) {
 		if (x.ev.Kind == training.Collective) != (x.ev.HloOp != "") {
 			t.Errorf("node %d event %+v: hlo_op on the wrong kind", x.node, x.ev)
 		}
-		if x.ev.Kind == training.Collective && !strings.Contains(x.ev.Name, "rccl") {
-			t.Errorf("collective name %q lacks rccl", x.ev.Name)
+		if x.ev.Kind == training.Collective && !strings.Contains(x.ev.Name, "nccl") {
+			t.Errorf("collective name %q lacks nccl", x.ev.Name)
 		}
 	}
 	for id := range n {
@@ -421,6 +422,32 @@ func TestNames(t *testing.T) {
 		k, h := training.CollectiveName(tc.index)
 		if k != tc.kernel || h != tc.hloOp {
 			t.Errorf("CollectiveName(%d) = %q, %q; want %q, %q", tc.index, k, h, tc.kernel, tc.hloOp)
+		}
+	}
+}
+
+// htaComm and htaCompute are HolisticTraceAnalysis's kernel patterns
+// (hta/common/types.py, CommunicateKernelGroupingPattern and
+// ComputeKernelGroupingPattern, the latter an inverse match: a kernel is
+// compute when it does not match).
+var (
+	htaComm    = regexp.MustCompile(`(^nccl.*)|(^hip)|(^hccl)|(.*ncclKernel.*)`)
+	htaNotComp = regexp.MustCompile(`(^nccl)|(.*Memcpy)|(.*Memset)|(.*dma)|(^.*Sync)|(^Stream Wait Event)|(cuda.*LaunchKernel)|(^runFunction)|(^hip)|(^job_exe)|(^packet)|(^pe_exe)|(^cpum_exe_subgraph)|(^hccl)|(^collective_subgraph_execution)`)
+)
+
+// TestNamesAsHTASeesThem: HTA counts every collective kernel as
+// communication and every compute kernel as computation.
+func TestNamesAsHTASeesThem(t *testing.T) {
+	for i := range 6 {
+		k, _ := training.CollectiveName(i)
+		if !htaComm.MatchString(k) || !htaNotComp.MatchString(k) {
+			t.Errorf("collective %d: HTA does not see %q as communication", i, k)
+		}
+	}
+	for i := range 8 {
+		k := training.ComputeName(i)
+		if htaComm.MatchString(k) || htaNotComp.MatchString(k) {
+			t.Errorf("compute %d: HTA does not see %q as computation", i, k)
 		}
 	}
 }
