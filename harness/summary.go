@@ -207,12 +207,10 @@ func (r *Result) Print(w io.Writer) {
 	}
 	printStatus(w, s)
 	fmt.Fprintf(w, "run directory: %s\n", r.Dir)
-	switch {
-	case r.ReportErr != nil:
+	if r.ReportErr != nil {
 		fmt.Fprintf(w, "  warning: no report.html: %v\n", r.ReportErr)
-	case r.Report != "":
-		fmt.Fprintf(w, "report: %s\n", r.Report)
 	}
+	printWhereToLook(w, r)
 }
 
 // speed says how much faster than real time a simulation ran: "2.62x",

@@ -86,13 +86,19 @@ func (t *Table) panel(name string) *plot.Plot {
 	p50 := &logBars{colour: color.RGBA{R: 0x9e, G: 0xca, B: 0xe1, A: 0xff}, offset: -barWidth / 2, width: barWidth}
 	p99 := &logBars{colour: color.RGBA{R: 0x08, G: 0x51, B: 0x9c, A: 0xff}, offset: barWidth / 2, width: barWidth}
 	lo, hi := math.Inf(1), math.Inf(-1)
+	var absent []float64 // the x of each daemon that did not run
 	for _, r := range t.Rows {
-		if r.Scenario != name || r.Samples == 0 {
+		if r.Scenario != name {
 			continue
 		}
 		x := float64(len(tools))
 		// Two lines, chronosync / svm, so that long names do not collide.
 		tools = append(tools, strings.Replace(r.Tool, "-", "\n", 1))
+		if r.Samples == 0 {
+			// No bar, but the daemon keeps its place, marked.
+			absent = append(absent, x)
+			continue
+		}
 		a, b := max(r.P50/1e3, minPlottedUS), max(r.P99/1e3, minPlottedUS)
 		p50.add(x, a, r.P50/1e3)
 		p99.add(x, b, r.P99/1e3)
@@ -100,7 +106,10 @@ func (t *Table) panel(name string) *plot.Plot {
 	}
 	if len(tools) == 0 {
 		p.Title.Text += " (nothing measured)"
-		tools, lo, hi = []string{"-"}, 1, 1
+		tools = []string{"-"}
+	}
+	if math.IsInf(lo, 1) {
+		lo, hi = 1, 1
 	}
 	label := p.X.Tick.Label
 	label.Font.Size = 9
@@ -117,6 +126,24 @@ func (t *Table) panel(name string) *plot.Plot {
 	p.Y.Min, p.Y.Max = math.Pow10(lowest), math.Pow10(highest)
 	p.Y.Tick.Marker = decadeTicks(lowest, highest)
 	p50.floor, p99.floor = p.Y.Min, p.Y.Min
+	if len(absent) > 0 {
+		// "did not run" over each absent daemon, a decade above the axis.
+		xy := make(plotter.XYs, len(absent))
+		for i, x := range absent {
+			xy[i] = plotter.XY{X: x, Y: p.Y.Min * 10}
+		}
+		labels := make([]string, len(absent))
+		for i := range labels {
+			labels[i] = "did not run"
+		}
+		if l, err := plotter.NewLabels(plotter.XYLabels{XYs: xy, Labels: labels}); err == nil {
+			for i := range l.TextStyle {
+				l.TextStyle[i].Color = color.RGBA{R: 0xc0, A: 0xff}
+				l.TextStyle[i].XAlign = draw.XCenter
+			}
+			p.Add(l)
+		}
+	}
 	return p
 }
 

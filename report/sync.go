@@ -112,16 +112,31 @@ func truthFigure(r *Run, steps map[int][]float64) (Figure, error) {
 			lo[j] = plotter.XY{X: x, Y: -3 * p.SigmaNS}
 			hi[j] = plotter.XY{X: x, Y: 3 * p.SigmaNS}
 		}
-		p := newPlot(fmt.Sprintf("node %d", n), "node clock (s)", "error (ns)")
-		if err := addBand(p, lo, hi, i); err != nil {
+		p, err := bandPanel(n, i, "error (ns)", line, lo, hi, steps[n])
+		if err != nil {
 			return Figure{}, err
 		}
-		if err := addLine(p, line, i, "", true); err != nil {
-			return Figure{}, err
-		}
-		addVLines(p, steps[n], "")
 		plots = append(plots, p)
 	}
+	return tiles(id, caption, plots)
+}
+
+// bandPanel is node n's panel of a per-node figure: line inside the band
+// lo–hi, in the node's colour (the i-th), its clock steps dashed.
+func bandPanel(n, i int, ylabel string, line, lo, hi plotter.XYs, steps []float64) (*gplot.Plot, error) {
+	p := newPlot(fmt.Sprintf("node %d", n), "node clock (s)", ylabel)
+	if err := addBand(p, lo, hi, i); err != nil {
+		return nil, err
+	}
+	if err := addLine(p, line, i, "", true); err != nil {
+		return nil, err
+	}
+	addVLines(p, steps, "")
+	return p, nil
+}
+
+// tiles is a figure of panels in a grid.
+func tiles(id, caption string, plots []*gplot.Plot) (Figure, error) {
 	svg, err := renderTiles(plots, columns(len(plots)), panelW, panelH)
 	if err != nil {
 		return Figure{}, err
@@ -149,21 +164,13 @@ func selfCheckFigure(r *Run, steps map[int][]float64) (Figure, error) {
 		for j, v := range xy {
 			lo[j], hi[j] = plotter.XY{X: v.X, Y: 0}, plotter.XY{X: v.X, Y: 3}
 		}
-		p := newPlot(fmt.Sprintf("node %d", n), "node clock (s)", "max |error| (σ)")
-		if err := addBand(p, lo, hi, i); err != nil {
+		p, err := bandPanel(n, i, "max |error| (σ)", xy, lo, hi, steps[n])
+		if err != nil {
 			return Figure{}, err
 		}
-		if err := addLine(p, xy, i, "", true); err != nil {
-			return Figure{}, err
-		}
-		addVLines(p, steps[n], "")
 		plots = append(plots, p)
 	}
-	svg, err := renderTiles(plots, columns(len(plots)), panelW, panelH)
-	if err != nil {
-		return Figure{}, err
-	}
-	return Figure{ID: id, Caption: caption, SVG: svg}, nil
+	return tiles(id, caption, plots)
 }
 
 // driftFigure is each node's drift against the reference per window.

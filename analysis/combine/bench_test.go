@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/trace/perfetto/perfettotest"
 	"github.com/chronosync/chronosync/trace/snapshotpb"
 	"github.com/chronosync/chronosync/trace/xplanepb"
 	"github.com/chronosync/chronosync/trace/xspace"
@@ -221,7 +222,10 @@ func BenchmarkRewriteLine(b *testing.B) {
 // with neither export, with the Chrome JSON only and with the native
 // Perfetto trace only, and reports each export's own time (the
 // difference to the run with neither: json-s, perfetto-s), their ratio
-// (perfetto/json) and the files' sizes (json-MiB, gzipped; perfetto-MiB).
+// (perfetto/json) and the files' sizes (json-MiB, gzipped; perfetto-MiB;
+// perfetto-B/event). With CHRONOSYNC_BENCH_PERFETTO_CHECK set it also
+// decodes the Perfetto trace with Perfetto's protos (perfettotest.Check;
+// slow, and memory-hungry above 16 × 100 k events).
 func BenchmarkCombine16x1MPerfetto(b *testing.B) {
 	const nodes = 16
 	perNode := 1_000_000
@@ -262,6 +266,9 @@ func BenchmarkCombine16x1MPerfetto(b *testing.B) {
 		pfMiB = size(OutputBase(out) + PerfettoSuffix)
 	}
 	b.StopTimer()
+	if os.Getenv("CHRONOSYNC_BENCH_PERFETTO_CHECK") != "" {
+		checkBenchPerfetto(b, OutputBase(out)+PerfettoSuffix, nodes*perNode)
+	}
 	n := float64(b.N)
 	js, ps := (json-none).Seconds()/n, (pf-none).Seconds()/n
 	b.ReportMetric(none.Seconds()/n, "none-s")
@@ -273,4 +280,25 @@ func BenchmarkCombine16x1MPerfetto(b *testing.B) {
 	b.ReportMetric(jsonMiB, "json-MiB")
 	b.ReportMetric(pfMiB, "perfetto-MiB")
 	b.ReportMetric(pfMiB*(1<<20)/float64(nodes*perNode), "perfetto-B/event")
+}
+
+// checkBenchPerfetto checks the benchmark's Perfetto trace at path
+// (perfettotest.Check) and that it holds its events, slices or instants.
+func checkBenchPerfetto(b *testing.B, path string, events int) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := perfettotest.Check(perfettotest.Schema(b), data)
+	if err != nil {
+		b.Fatalf("%s: %v", path, err)
+	}
+	got := 0
+	for _, tr := range s.Tracks {
+		got += tr.Slices + tr.Instants
+	}
+	if got != events {
+		b.Errorf("%s: %d slices and instants, want %d", path, got, events)
+	}
+	b.Logf("%s: checked: %d packets in %d sequences (%d incremental), %d slices and instants", path, s.Packets, s.Sequences, s.Incremental, got)
 }

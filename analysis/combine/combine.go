@@ -104,7 +104,7 @@ type Options struct {
 	// Window is what the Chrome trace spans: WindowAll ("" too), every
 	// event, streamed beside the XSpace; WindowWorkload, only the traced
 	// workload's span, exported from the XSpace once it is written (see
-	// window.go).
+	// window.go). The Perfetto trace spans the same.
 	Window string
 	// NoPerfetto skips the native Perfetto export, <base>.perfetto-trace
 	// (see perfettoout.go).
@@ -126,7 +126,8 @@ type Options struct {
 	// PrintEvents, when set, receives one line per event with its raw and
 	// aligned time.
 	PrintEvents io.Writer
-	// Logger reports progress, one line per node; nil is silent.
+	// Logger reports progress: a line per input ("input=3 of 16") and one
+	// before each later pass over the output; nil is silent.
 	Logger *slog.Logger
 	// Workers is the number of goroutines that rewrite a plane's lines;
 	// 0 means GOMAXPROCS. The output does not depend on it.
@@ -248,6 +249,7 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 	}()
 	var nodes []validate.Node
 	for i, in := range inputs {
+		c.progress = fmt.Sprintf("%d of %d", i+1, len(inputs))
 		c.following = nil
 		if i+1 < len(inputs) {
 			c.following = &inputs[i+1]
@@ -262,6 +264,9 @@ func Combine(inputs []Input, o Options) (*Result, error) {
 		return nil, err
 	}
 	if !o.NoPerfetto {
+		if o.Logger != nil {
+			o.Logger.Info("writing the Perfetto trace", "output", OutputBase(o.Output)+".perfetto-trace")
+		}
 		if err := c.writePerfetto(); err != nil {
 			return nil, err
 		}
@@ -333,8 +338,10 @@ type combiner struct {
 	// kbase is the baseTimeNanoseconds the aligned Kineto copies share
 	// (see kinetobase.go).
 	kbase int64
-	out   *outputSet
-	made  []string
+	// progress is the input being combined, "3 of 16", for Logger.
+	progress string
+	out      *outputSet
+	made     []string
 	// committed is set once the outputs are in place.
 	committed bool
 
@@ -411,7 +418,7 @@ func (c *combiner) node(in Input) (validate.Node, error) {
 		c.startMedian(len(c.md.Nodes)-1, ns.sigmas)
 	}
 	if c.o.Logger != nil {
-		c.o.Logger.Info("combined node", "node", in.Node, "trace", in.Trace, "events", md.Events,
+		c.o.Logger.Info("combined node", "input", c.progress, "node", in.Node, "trace", in.Trace, "events", md.Events,
 			"max_correction_ns", md.MaxCorrectionNS, "uncertainty_max_ns", md.UncertaintyMaxNS)
 	}
 	return validate.Node{ID: in.Node, Source: md.Trace, Ops: ns.ops, Declared: ns.declared}, nil

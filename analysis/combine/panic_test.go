@@ -98,6 +98,7 @@ func TestCombineGoroutinePanic(t *testing.T) {
 		{"median", "median uncertainty of node 1", []string{"computing the median uncertainty of node 1 (1280 events)"}, 0},
 		{"read ahead", "reading " + inputs[2].Trace + " ahead", []string{"reading " + inputs[2].Trace + " ahead"}, 0},
 		{"perfetto read back", "reading back the combined XSpace for the Perfetto trace", []string{"reading back the combined XSpace for the Perfetto trace"}, 0},
+		{"perfetto line", "encoding plane /device:GPU:64 line at index 5 for the Perfetto trace", []string{"encoding plane /device:GPU:64 line at index 5 for the Perfetto trace"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out", "combined.xplane.pb")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chronosync/chronosync/trace/perfetto"
 	"github.com/chronosync/chronosync/trace/perfetto/perfettotest"
 	"github.com/chronosync/chronosync/trace/xplanepb"
 	"github.com/chronosync/chronosync/trace/xspace"
@@ -178,8 +179,10 @@ func TestPerfettoKinetoClock(t *testing.T) {
 	if base == 0 {
 		t.Fatal("the Kineto job has no time base")
 	}
-	if want := uint64(base); s.Clocks[1] != want || s.Clocks[64] != s.Clocks[6] {
-		t.Errorf("snapshot %v: want REALTIME (1) = the time base %d and clock 64 = BOOTTIME (6)", s.Clocks, want)
+	// The snapshot is taken at its sequence's first event, t ns from the
+	// base: clock 64 and BOOTTIME read DefaultOffset + t, REALTIME base + t.
+	if t0 := int64(s.Clocks[64]) - perfetto.DefaultOffset; s.Clocks[1] != uint64(base+t0) || s.Clocks[64] != s.Clocks[6] {
+		t.Errorf("snapshot %v: want REALTIME (1) = the time base %d + %d ns and clock 64 = BOOTTIME (6)", s.Clocks, base, t0)
 	}
 	// Launches and their kernels share a correlation: a flow each.
 	joined := 0

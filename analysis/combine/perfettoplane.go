@@ -1,7 +1,7 @@
 package combine
 
 import (
-	"fmt"
+	"encoding/binary"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -39,56 +39,69 @@ import (
 //
 // Times are global time in ns from the combined trace's time base
 // (package perfetto says how the clock is declared), ps floored to ns.
+// Each line is a packet sequence of its own (lineEncoder, one per
+// worker), its timestamps deltas on the sequence's incremental clock, its
+// begins and ends in time order (perfetto.Seq.Slices); each clock node's
+// counters another. With Options.Window workload only the slices that
+// overlap the Chrome JSON's span are written, a line or plane with none is
+// left out, and the counters are those the JSON shows.
 
-// perfettoExport is one Perfetto export's state.
-type perfettoExport struct {
-	c  *combiner
-	w  *perfetto.Writer
+// perfettoPlane is what the lines of one plane share while they are
+// encoded, read only once built.
+type perfettoPlane struct {
 	p  *wirePlane
 	jp jsonProcess // the plane's process
-	// proc is the plane's process track, declared with its first slice
-	// (0: not yet).
-	proc perfetto.Track
+	// proc is the plane's process track, declared (by the merge, in line
+	// order) before the first line with slices is written.
+	proc     perfetto.Track
+	declared bool // main goroutine only
 	// flowID and phID are the plane's stat metadata ids of the flow and
 	// ph stats (−1: none).
 	flowID, phID int64
-	evs          []wireEvent // the line's timed events
-	spans        []perfetto.Slice
-	args         []perfetto.Arg
-	flows, ends  []uint64
 }
 
-// plane exports one plane of the combined XSpace.
-func (x *perfettoExport) plane(p *wirePlane) error {
-	jp := x.c.process(p.id)
+// newPerfettoPlane returns the plane's context, nil for a plane not shown
+// (a clock metadata plane).
+func (c *combiner) newPerfettoPlane(p *wirePlane) *perfettoPlane {
+	jp := c.process(p.id)
 	if jp.label == "" {
-		return nil // not shown: a clock metadata plane
+		return nil
 	}
-	x.p, x.jp, x.proc = p, jp, 0
-	x.flowID, x.phID = -1, -1
+	pp := &perfettoPlane{p: p, jp: jp, proc: perfetto.ProcessTrack(int32(1 + p.id)), flowID: -1, phID: -1}
 	if id, ok := p.statID(kineto.StatFlow); ok {
-		x.flowID = id
+		pp.flowID = id
 	}
 	if id, ok := p.statID(kineto.StatPhase); ok {
-		x.phID = id
+		pp.phID = id
 	}
-	for li, line := range p.lines {
-		if err := x.line(int32(li), line); err != nil {
-			return fmt.Errorf("plane %s line at index %d: %w", p.name, li, err)
-		}
-	}
-	return nil
+	return pp
 }
 
-// line exports one line's timed events.
-func (x *perfettoExport) line(rank int32, b []byte) error {
+// lineEncoder encodes lines as sequences of their own: one per worker,
+// its buffers reused from line to line.
+type lineEncoder struct {
+	seq         *perfetto.Seq
+	win         *jsonSpan // the span exported (nil: all)
+	pp          *perfettoPlane
+	evs         []wireEvent // the line's timed events
+	spans       []perfetto.Slice
+	args        []perfetto.Arg
+	flows, ends []uint64
+}
+
+// line encodes the line b of pp, at rank among the plane's lines, as the
+// sequence id: its tracks and slices; the chunk is empty for a line with
+// no slice (in the span).
+func (x *lineEncoder) line(pp *perfettoPlane, id uint32, rank int32, b []byte) (perfetto.Chunk, error) {
+	x.pp = pp
+	x.seq.Reset(id)
 	var name, display string
 	var ts int64
 	x.evs, x.spans = x.evs[:0], x.spans[:0]
 	for len(b) > 0 {
 		f, rest, err := next(b, lineSpec)
 		if err != nil {
-			return err
+			return perfetto.Chunk{}, err
 		}
 		b = rest
 		switch f.num {
@@ -102,7 +115,7 @@ func (x *perfettoExport) line(rank int32, b []byte) error {
 			x.evs = append(x.evs, wireEvent{})
 			e := &x.evs[len(x.evs)-1]
 			if err := parseEvent(e, f.data); err != nil {
-				return err
+				return perfetto.Chunk{}, err
 			}
 			if !e.timed || x.flowMarker(e) {
 				x.evs = x.evs[:len(x.evs)-1]
@@ -115,26 +128,23 @@ func (x *perfettoExport) line(rank int32, b []byte) error {
 	for i := range x.evs {
 		e := &x.evs[i]
 		start := ts*1000 + e.offset
+		if !x.win.holds(start, e.dur) {
+			continue
+		}
 		x.spans = append(x.spans, perfetto.Slice{Start: floorDiv(start, 1000), End: floorDiv(start+max(e.dur, 0), 1000), Index: i})
 	}
 	if len(x.spans) == 0 {
-		return nil
-	}
-	if x.proc == 0 {
-		var err error
-		if x.proc, err = x.w.Process(int32(1+x.p.id), x.jp.label, []string{x.jp.name}, x.jp.sort); err != nil {
-			return err
-		}
+		return perfetto.Chunk{}, nil
 	}
 	track := func(int) (perfetto.Track, error) {
-		return x.w.Track(x.proc, name, "", rank, uint64(rank)+1)
+		return x.seq.Track(pp.proc, name, "", rank, uint64(rank)+1)
 	}
-	return x.w.Slices(x.spans, track, func(s perfetto.Slice, t perfetto.Track) (bool, error) {
+	err := x.seq.Slices(x.spans, track, func(s perfetto.Slice, t perfetto.Track) (bool, error) {
 		e := &x.evs[s.Index]
 		evName := ""
 		x.args = x.args[:0]
 		var err error
-		if m := x.p.meta[e.meta]; m != nil {
+		if m := pp.p.meta[e.meta]; m != nil {
 			evName = m.display
 			if evName == "" {
 				evName = m.name
@@ -147,10 +157,14 @@ func (x *perfettoExport) line(rank int32, b []byte) error {
 			return false, err
 		}
 		if s.Start == s.End {
-			return true, x.w.Instant(t, s.Start, evName, x.args)
+			return true, x.seq.Instant(t, s.Start, evName, x.args)
 		}
-		return false, x.w.Begin(t, s.Start, evName, x.args, x.flows, x.ends)
+		return false, x.seq.Begin(t, s.Start, evName, x.args, x.flows, x.ends)
 	})
+	if err != nil {
+		return perfetto.Chunk{}, err
+	}
+	return x.seq.Take()
 }
 
 // eachStat calls fn with the metadata id and value of each stat field
@@ -176,15 +190,94 @@ func eachStat(b []byte, spec string, num protowire.Number, fn func(id int64, val
 	return nil
 }
 
+// eachEventStat is eachStat over an event's stats (eventStats), with a
+// fast path for the stats written the usual way: a one-byte tag and
+// length, then metadata_id and one value (quickStat).
+func eachEventStat(b []byte, fn func(id int64, val field) error) error {
+	for len(b) > 0 {
+		if b[0] == fEventStats<<3|2 && len(b) > 1 && b[1] < 0x80 && 2+int(b[1]) <= len(b) {
+			if id, val, ok := quickStat(b[2 : 2+b[1]]); ok {
+				if err := fn(id, val); err != nil {
+					return err
+				}
+				b = b[2+b[1]:]
+				continue
+			}
+		}
+		f, rest, err := next(b, eventSpec)
+		if err != nil {
+			return err
+		}
+		b = rest
+		if f.num != fEventStats {
+			continue
+		}
+		id, val, err := statOf(f.data)
+		if err != nil {
+			return err
+		}
+		if err := fn(id, val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// quickStat parses a stat of the usual shape, metadata_id then one value
+// of its wire type (statSpec), nothing else; ok is false for any other,
+// which statOf parses.
+func quickStat(b []byte) (id int64, val field, ok bool) {
+	if len(b) < 3 || b[0] != fStatMeta<<3 {
+		return 0, field{}, false
+	}
+	v, n := consumeVarint(b[1:])
+	if n < 0 {
+		return 0, field{}, false
+	}
+	id, b = int64(v), b[1+n:]
+	if len(b) < 2 {
+		return 0, field{}, false
+	}
+	num := protowire.Number(b[0] >> 3)
+	switch b[0] {
+	case fStatUint << 3, fStatInt << 3, fStatRef << 3:
+		v, n := consumeVarint(b[1:])
+		if n < 0 || 1+n != len(b) {
+			return 0, field{}, false
+		}
+		return id, field{num: num, typ: protowire.VarintType, raw: b, v: v}, true
+	case fStatDouble<<3 | 1:
+		if len(b) != 9 {
+			return 0, field{}, false
+		}
+		return id, field{num: num, typ: protowire.Fixed64Type, raw: b, v: binary.LittleEndian.Uint64(b[1:])}, true
+	case fStatStr<<3 | 2, fStatBytes<<3 | 2, fStatZStr<<3 | 2:
+		if b[1] >= 0x80 || 2+int(b[1]) != len(b) {
+			return 0, field{}, false
+		}
+		return id, field{num: num, typ: protowire.BytesType, raw: b, data: b[2:]}, true
+	}
+	return 0, field{}, false
+}
+
+// eventStats is the bytes of e that hold its stats: its tail, when that
+// holds every field but 1–3 (parseEvent), else the whole event.
+func eventStats(e *wireEvent) []byte {
+	if e.tailOK {
+		return e.tail
+	}
+	return e.raw
+}
+
 // flowMarker reports whether e is a converted Kineto trace's flow event
 // (a "ph" stat of s, f or t), which is no slice.
-func (x *perfettoExport) flowMarker(e *wireEvent) bool {
-	if x.phID < 0 {
+func (x *lineEncoder) flowMarker(e *wireEvent) bool {
+	if x.pp.phID < 0 {
 		return false
 	}
 	marker := false
-	_ = eachStat(e.raw, eventSpec, fEventStats, func(id int64, val field) error {
-		if id == x.phID && val.num == fStatStr {
+	_ = eachEventStat(eventStats(e), func(id int64, val field) error {
+		if id == x.pp.phID && val.num == fStatStr {
 			marker = flowMarker(string(val.data))
 		}
 		return nil
@@ -198,12 +291,12 @@ func (x *perfettoExport) flowMarker(e *wireEvent) bool {
 // simulator's correlation_id, a Kineto trace's correlation). Flow stat ids
 // are the Chrome JSON's (flowJSONID); correlation ids have the top bit
 // set, so that the two never meet.
-func (x *perfettoExport) eventArgs(e *wireEvent) ([]perfetto.Arg, error) {
+func (x *lineEncoder) eventArgs(e *wireEvent) ([]perfetto.Arg, error) {
 	x.flows, x.ends = x.flows[:0], x.ends[:0]
 	var corr uint64
-	err := eachStat(e.raw, eventSpec, fEventStats, func(id int64, val field) error {
-		if id == x.flowID && (val.num == fStatUint || val.num == fStatInt) {
-			fid := flowJSONID(x.jp.node, val.v>>2&kineto.MaxFlowID)
+	err := eachEventStat(eventStats(e), func(id int64, val field) error {
+		if id == x.pp.flowID && (val.num == fStatUint || val.num == fStatInt) {
+			fid := flowJSONID(x.pp.jp.node, val.v>>2&kineto.MaxFlowID)
 			switch val.v & 3 {
 			case kineto.FlowIn:
 				x.ends = append(x.ends, fid)
@@ -212,7 +305,7 @@ func (x *perfettoExport) eventArgs(e *wireEvent) ([]perfetto.Arg, error) {
 			}
 		}
 		if (val.num == fStatUint || val.num == fStatInt) && val.v > 0 && corr == 0 {
-			if n := x.p.stats[id]; n == "correlation_id" || n == "correlation" {
+			if n := x.pp.p.stats[id]; n == "correlation_id" || n == "correlation" {
 				corr = val.v
 			}
 		}
@@ -223,15 +316,15 @@ func (x *perfettoExport) eventArgs(e *wireEvent) ([]perfetto.Arg, error) {
 	if err != nil {
 		return x.args, err
 	}
-	if x.flowID < 0 && corr > 0 && corr < 1<<40 && x.jp.node >= 0 && x.jp.node < 1<<22 {
-		x.flows = append(x.flows, 1<<63|uint64(x.jp.node)<<40|corr)
+	if x.pp.flowID < 0 && corr > 0 && corr < 1<<40 && x.pp.jp.node >= 0 && x.pp.jp.node < 1<<22 {
+		x.flows = append(x.flows, 1<<63|uint64(x.pp.jp.node)<<40|corr)
 	}
 	return x.args, nil
 }
 
 // wireArgs appends the stats of an event metadata entry (its concatenated
 // stats fields) to args.
-func (x *perfettoExport) wireArgs(args []perfetto.Arg, stats []byte) ([]perfetto.Arg, error) {
+func (x *lineEncoder) wireArgs(args []perfetto.Arg, stats []byte) ([]perfetto.Arg, error) {
 	err := eachStat(stats, eventMetaSpec, fMetaStats, func(id int64, val field) error {
 		var err error
 		args, err = x.appendArg(args, id, val)
@@ -242,9 +335,9 @@ func (x *perfettoExport) wireArgs(args []perfetto.Arg, stats []byte) ([]perfetto
 
 // appendArg appends the stat (id, val) of the plane as a typed value: an
 // int64, uint64 or double as such, any other as statText renders it.
-func (x *perfettoExport) appendArg(args []perfetto.Arg, id int64, val field) ([]perfetto.Arg, error) {
-	a := perfetto.Arg{Name: x.p.stats[id]}
-	if _, ok := x.p.stats[id]; !ok {
+func (x *lineEncoder) appendArg(args []perfetto.Arg, id int64, val field) ([]perfetto.Arg, error) {
+	a := perfetto.Arg{Name: x.pp.p.stats[id]}
+	if _, ok := x.pp.p.stats[id]; !ok {
 		a.Name = strconv.FormatInt(id, 10)
 	}
 	switch val.num {
@@ -259,54 +352,11 @@ func (x *perfettoExport) appendArg(args []perfetto.Arg, id int64, val field) ([]
 	case fStatStr:
 		a.Str = string(val.data)
 	default:
-		s, err := x.p.statText(id, val)
+		s, err := x.pp.p.statText(id, val)
 		if err != nil {
 			return args, err
 		}
 		a.Str = s
 	}
 	return append(args, a), nil
-}
-
-// counters writes each clock node's offsets as counter tracks of a
-// process of its own, as the Chrome JSON does (writeCounters); a sample
-// outside the times the trace's clock holds is left out.
-func (x *perfettoExport) counters() error {
-	c := x.c
-	if c.offs == nil {
-		return nil
-	}
-	for i, k := range c.clocks {
-		samples := counterSamples(c.offs.Records(k.node), c.timeBase, nil)
-		if len(samples) == 0 {
-			continue
-		}
-		pid := 1 + c.nextID + int64(i)
-		proc, err := x.w.Process(int32(pid), processLabel(k.node, k.host, "clock"), []string{k.plane}, sortIndex(c.clockPos[k.node], rankCounters))
-		if err != nil {
-			return err
-		}
-		var tracks [3]perfetto.Track
-		for j, d := range []struct {
-			name   string
-			timeNS bool
-			unit   string
-		}{{counterOffset, true, ""}, {counterDrift, false, "ppm"}, {counterSigma, true, ""}} {
-			if tracks[j], err = x.w.Counter(proc, d.name, int32(j), d.timeNS, d.unit); err != nil {
-				return err
-			}
-		}
-		for _, s := range samples {
-			t := floorDiv(s.ps, 1000)
-			if !x.w.Holds(t) {
-				continue
-			}
-			for j, v := range []float64{s.o.OffsetNS, s.o.DriftPPM, s.o.UncertaintyNS} {
-				if err := x.w.Value(tracks[j], t, v); err != nil {
-					return fmt.Errorf("clock counters of node %d: %w", k.node, err)
-				}
-			}
-		}
-	}
-	return nil
 }

@@ -141,9 +141,15 @@ unless --no-fail. Underscore spellings of the flags (--run_dir) work too.`,
 					rankNodes[in.Node] = in.Node / ranksPerNode
 				}
 			}
-			// No Logger: its one line per node would repeat the table below.
 			o := combine.Options{Offsets: offsetsPath, NoCorrection: noCorrection, PlanePrefix: planePrefix,
 				Output: output, NoTraceJSON: noJSON, Validate: doValidate, KinetoDir: kinetoOut, NoKinetoOut: noKinetoOut, RankNodes: rankNodes}
+			if terminal(cmd.ErrOrStderr()) == nil {
+				// Not a terminal (a log, CI): a progress line about
+				// every 10 s, as an input is done, so that a long combine
+				// is not silent; a short one prints none. A person at a
+				// terminal waits for the table below, which they repeat.
+				o.Logger = throttle(logger(cmd), progressEvery)
+			}
 			switch layout {
 			case "", "default":
 			case combine.LayoutTensorBoard:
@@ -192,7 +198,7 @@ unless --no-fail. Underscore spellings of the flags (--run_dir) work too.`,
 	f.BoolVar(&doValidate, "validate", false, "check collective happens-before on the result; exit 1 on violations or when nothing was compared")
 	f.BoolVar(&noFail, "no-fail", false, "with --validate: exit 0 whatever the check finds")
 	f.BoolVar(&noJSON, "no-trace-json", false, "skip the Chrome trace export")
-	f.StringVar(&window, "window", combine.WindowAll, "what the Chrome trace spans: all, or workload (the traced workload's span; the XSpace keeps everything)")
+	f.StringVar(&window, "window", combine.WindowAll, "what the Chrome and Perfetto traces span: all, or workload (the traced workload's span; the XSpace keeps everything)")
 	f.BoolVar(&noPerfetto, "no-perfetto", false, "skip the native Perfetto trace (<base>.perfetto-trace)")
 	f.StringVar(&kinetoOut, "kineto-out", "", "directory for the aligned Kineto traces (default <base>.kineto beside --output)")
 	f.BoolVar(&noKinetoOut, "no-kineto-out", false, "write no aligned Kineto traces")

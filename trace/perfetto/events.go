@@ -2,7 +2,6 @@ package perfetto
 
 import (
 	"errors"
-	"fmt"
 	"math"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -10,46 +9,46 @@ import (
 
 // Holds reports whether t (ns) is a time the trace's clock can hold:
 // from −Options.Offset on.
-func (w *Writer) Holds(t int64) bool { return t >= -w.offset && t <= math.MaxInt64-w.offset }
+func (s *Seq) Holds(t int64) bool { return t >= -s.o.Offset && t <= math.MaxInt64-s.o.Offset }
 
 // errTooEarly is a time before what the clock can hold.
 var errTooEarly = errors.New("perfetto: time before the clock's range")
 
-// event writes the TrackEvent built in w.ev (after its type and track) as
-// a packet at t, with the names the packet interned; named says it refers
-// to interned names.
-func (w *Writer) event(t int64, named bool) error {
-	if !w.Holds(t) {
-		if w.err == nil {
-			w.err = fmt.Errorf("%w: %d ns is before −%d ns or too late", errTooEarly, t, w.offset)
+// event writes the TrackEvent built in s.ev (after its type and track) as
+// a packet at t, with the names the packet interned.
+func (s *Seq) event(t int64) error {
+	if err := s.timestamp(t); err != nil {
+		if s.err == nil {
+			s.err = err
 		}
-		return w.err
+		return s.err
 	}
-	w.pkt = protowire.AppendTag(w.pkt[:0], fPacketTimestamp, protowire.VarintType)
-	w.pkt = protowire.AppendVarint(w.pkt, uint64(t+w.offset))
-	w.pkt = w.head(w.pkt, named)
-	if len(w.interns) > 0 {
-		w.pkt = protowire.AppendTag(w.pkt, fPacketInterned, protowire.BytesType)
-		w.pkt = protowire.AppendBytes(w.pkt, w.interns)
-		w.interns = w.interns[:0]
+	s.pkt = s.head(s.pkt, true)
+	if len(s.interns) > 0 {
+		s.pkt = protowire.AppendTag(s.pkt, fPacketInterned, protowire.BytesType)
+		s.pkt = protowire.AppendBytes(s.pkt, s.interns)
+		s.interns = s.interns[:0]
 	}
-	w.pkt = protowire.AppendTag(w.pkt, fPacketTrackEvent, protowire.BytesType)
-	w.pkt = protowire.AppendBytes(w.pkt, w.ev)
-	w.endPacket()
-	return w.err
+	s.pkt = protowire.AppendTag(s.pkt, fPacketTrackEvent, protowire.BytesType)
+	s.pkt = protowire.AppendBytes(s.pkt, s.ev)
+	s.endPacket()
+	return s.err
 }
 
-// evHead starts a TrackEvent in w.ev: its type and track.
-func (w *Writer) evHead(typ uint64, track Track) {
-	w.ev = protowire.AppendTag(w.ev[:0], fEventType, protowire.VarintType)
-	w.ev = protowire.AppendVarint(w.ev, typ)
-	w.ev = protowire.AppendTag(w.ev, fEventTrackUUID, protowire.VarintType)
-	w.ev = protowire.AppendVarint(w.ev, uint64(track))
+// evHead starts a TrackEvent in s.ev: its type and track, which the
+// sequence's default track need not name.
+func (s *Seq) evHead(typ uint64, track Track) {
+	s.ev = protowire.AppendTag(s.ev[:0], fEventType, protowire.VarintType)
+	s.ev = protowire.AppendVarint(s.ev, typ)
+	if track != s.defaultTrack() {
+		s.ev = protowire.AppendTag(s.ev, fEventTrackUUID, protowire.VarintType)
+		s.ev = protowire.AppendVarint(s.ev, uint64(track))
+	}
 }
 
 // intern returns name's iid in table (field of InternedData), adding it
 // to the packet's interned data when new.
-func (w *Writer) intern(table map[string]uint64, field protowire.Number, name string) uint64 {
+func (s *Seq) intern(table map[string]uint64, field protowire.Number, name string) uint64 {
 	if iid, ok := table[name]; ok {
 		return iid
 	}
@@ -59,94 +58,94 @@ func (w *Writer) intern(table map[string]uint64, field protowire.Number, name st
 	e = protowire.AppendTag(e, fInternedIID, protowire.VarintType)
 	e = protowire.AppendVarint(e, iid)
 	e = appendString(e, fInternedName, name)
-	w.interns = protowire.AppendTag(w.interns, field, protowire.BytesType)
-	w.interns = protowire.AppendBytes(w.interns, e)
+	s.interns = protowire.AppendTag(s.interns, field, protowire.BytesType)
+	s.interns = protowire.AppendBytes(s.interns, e)
 	return iid
 }
 
-// named appends the event's name (interned) and args to w.ev.
-func (w *Writer) named(name string, args []Arg) {
-	w.ev = protowire.AppendTag(w.ev, fEventNameIID, protowire.VarintType)
-	w.ev = protowire.AppendVarint(w.ev, w.intern(w.names, fInternedEventNames, name))
+// named appends the event's name (interned) and args to s.ev.
+func (s *Seq) named(name string, args []Arg) {
+	s.ev = protowire.AppendTag(s.ev, fEventNameIID, protowire.VarintType)
+	s.ev = protowire.AppendVarint(s.ev, s.intern(s.names, fInternedEventNames, name))
 	for i := range args {
 		a := &args[i]
-		w.sub = protowire.AppendTag(w.sub[:0], fAnnNameIID, protowire.VarintType)
-		w.sub = protowire.AppendVarint(w.sub, w.intern(w.anns, fInternedAnnNames, a.Name))
+		s.sub = protowire.AppendTag(s.sub[:0], fAnnNameIID, protowire.VarintType)
+		s.sub = protowire.AppendVarint(s.sub, s.intern(s.anns, fInternedAnnNames, a.Name))
 		switch a.Kind {
 		case KindInt:
-			w.sub = protowire.AppendTag(w.sub, fAnnInt, protowire.VarintType)
-			w.sub = protowire.AppendVarint(w.sub, uint64(a.Int))
+			s.sub = protowire.AppendTag(s.sub, fAnnInt, protowire.VarintType)
+			s.sub = protowire.AppendVarint(s.sub, uint64(a.Int))
 		case KindUint:
-			w.sub = protowire.AppendTag(w.sub, fAnnUint, protowire.VarintType)
-			w.sub = protowire.AppendVarint(w.sub, a.Uint)
+			s.sub = protowire.AppendTag(s.sub, fAnnUint, protowire.VarintType)
+			s.sub = protowire.AppendVarint(s.sub, a.Uint)
 		case KindDouble:
-			w.sub = protowire.AppendTag(w.sub, fAnnDouble, protowire.Fixed64Type)
-			w.sub = protowire.AppendFixed64(w.sub, math.Float64bits(a.Double))
+			s.sub = protowire.AppendTag(s.sub, fAnnDouble, protowire.Fixed64Type)
+			s.sub = protowire.AppendFixed64(s.sub, math.Float64bits(a.Double))
 		case KindBool:
-			w.sub = protowire.AppendTag(w.sub, fAnnBool, protowire.VarintType)
-			w.sub = protowire.AppendVarint(w.sub, protowire.EncodeBool(a.Bool))
+			s.sub = protowire.AppendTag(s.sub, fAnnBool, protowire.VarintType)
+			s.sub = protowire.AppendVarint(s.sub, protowire.EncodeBool(a.Bool))
 		default:
-			w.sub = appendString(w.sub, fAnnString, a.Str)
+			s.sub = appendString(s.sub, fAnnString, a.Str)
 		}
-		w.ev = protowire.AppendTag(w.ev, fEventAnnotations, protowire.BytesType)
-		w.ev = protowire.AppendBytes(w.ev, w.sub)
+		s.ev = protowire.AppendTag(s.ev, fEventAnnotations, protowire.BytesType)
+		s.ev = protowire.AppendBytes(s.ev, s.sub)
 	}
 }
 
-// flows appends flow ids (field) to w.ev, packed.
-func (w *Writer) flows(field protowire.Number, ids []uint64) {
+// flows appends flow ids (field) to s.ev, packed.
+func (s *Seq) flows(field protowire.Number, ids []uint64) {
 	if len(ids) == 0 {
 		return
 	}
-	w.sub = w.sub[:0]
+	s.sub = s.sub[:0]
 	for _, id := range ids {
-		w.sub = protowire.AppendFixed64(w.sub, id)
+		s.sub = protowire.AppendFixed64(s.sub, id)
 	}
-	w.ev = protowire.AppendTag(w.ev, field, protowire.BytesType)
-	w.ev = protowire.AppendBytes(w.ev, w.sub)
+	s.ev = protowire.AppendTag(s.ev, field, protowire.BytesType)
+	s.ev = protowire.AppendBytes(s.ev, s.sub)
 }
 
 // Begin starts a slice named name on track at t (ns), with args; flows
 // are the flow ids it starts or continues (flow_ids), terminating those it
 // ends (terminating_flow_ids). The slice ends at the track's next End
 // that is not another slice's: slices on one track must nest.
-func (w *Writer) Begin(track Track, t int64, name string, args []Arg, flows, terminating []uint64) error {
-	if w.err != nil {
-		return w.err
+func (s *Seq) Begin(track Track, t int64, name string, args []Arg, flows, terminating []uint64) error {
+	if s.err != nil {
+		return s.err
 	}
-	w.evHead(typeSliceBegin, track)
-	w.named(name, args)
-	w.flows(fEventFlowIDs, flows)
-	w.flows(fEventTermFlowIDs, terminating)
-	return w.event(t, true)
+	s.evHead(typeSliceBegin, track)
+	s.named(name, args)
+	s.flows(fEventFlowIDs, flows)
+	s.flows(fEventTermFlowIDs, terminating)
+	return s.event(t)
 }
 
 // End ends the innermost open slice of track at t (ns).
-func (w *Writer) End(track Track, t int64) error {
-	if w.err != nil {
-		return w.err
+func (s *Seq) End(track Track, t int64) error {
+	if s.err != nil {
+		return s.err
 	}
-	w.evHead(typeSliceEnd, track)
-	return w.event(t, false)
+	s.evHead(typeSliceEnd, track)
+	return s.event(t)
 }
 
 // Instant writes an instant (zero-length) event named name on track at t.
-func (w *Writer) Instant(track Track, t int64, name string, args []Arg) error {
-	if w.err != nil {
-		return w.err
+func (s *Seq) Instant(track Track, t int64, name string, args []Arg) error {
+	if s.err != nil {
+		return s.err
 	}
-	w.evHead(typeInstant, track)
-	w.named(name, args)
-	return w.event(t, true)
+	s.evHead(typeInstant, track)
+	s.named(name, args)
+	return s.event(t)
 }
 
 // Value writes a counter track's value at t.
-func (w *Writer) Value(track Track, t int64, v float64) error {
-	if w.err != nil {
-		return w.err
+func (s *Seq) Value(track Track, t int64, v float64) error {
+	if s.err != nil {
+		return s.err
 	}
-	w.evHead(typeCounter, track)
-	w.ev = protowire.AppendTag(w.ev, fEventDoubleValue, protowire.Fixed64Type)
-	w.ev = protowire.AppendFixed64(w.ev, math.Float64bits(v))
-	return w.event(t, false)
+	s.evHead(typeCounter, track)
+	s.ev = protowire.AppendTag(s.ev, fEventDoubleValue, protowire.Fixed64Type)
+	s.ev = protowire.AppendFixed64(s.ev, math.Float64bits(v))
+	return s.event(t)
 }

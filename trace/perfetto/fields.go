@@ -17,14 +17,17 @@ const (
 	fPacketTrackDesc     protowire.Number = 60
 	fPacketCompressed    protowire.Number = 50
 
-	// TracePacketDefaults.
-	fDefaultsClockID protowire.Number = 58
+	// TracePacketDefaults and TrackEventDefaults.
+	fDefaultsClockID    protowire.Number = 58
+	fDefaultsTrackEvent protowire.Number = 11
+	fEventDefaultsTrack protowire.Number = 11
 
 	// ClockSnapshot and its Clock.
 	fSnapshotClocks  protowire.Number = 1
 	fSnapshotPrimary protowire.Number = 2
 	fClockID         protowire.Number = 1
 	fClockTimestamp  protowire.Number = 2
+	fClockIncrement  protowire.Number = 3
 
 	// InternedData, EventName and DebugAnnotationName.
 	fInternedEventNames protowire.Number = 2

@@ -36,8 +36,8 @@ func TestCheckFile(t *testing.T) {
 			counters++
 		}
 	}
-	t.Logf("%s: %d bytes, %d packets (%d compressed_packets), %d tracks, %d slices, %d instants, %d counter tracks with %d values, %d flows, %d event names, clocks %v (primary %d)",
-		path, len(data), s.Packets, s.Compressed, len(s.Tracks), slice, instants, counters, values, len(s.Flows), len(s.Names), s.Clocks, s.Primary)
+	t.Logf("%s: %d bytes, %d packets (%d compressed_packets) in %d sequences (%d with incremental clocks), %d tracks, %d slices, %d instants, %d counter tracks with %d values, %d flows, %d event names, clocks %v (primary %d)",
+		path, len(data), s.Packets, s.Compressed, s.Sequences, s.Incremental, len(s.Tracks), slice, instants, counters, values, len(s.Flows), len(s.Names), s.Clocks, s.Primary)
 	for _, p := range s.Processes() {
 		t.Logf("process %s", p)
 	}

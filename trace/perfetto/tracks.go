@@ -1,58 +1,75 @@
 package perfetto
 
-import "google.golang.org/protobuf/encoding/protowire"
+import (
+	"fmt"
 
-// descriptor writes the TrackDescriptor built in w.ev as a packet.
-func (w *Writer) descriptor() {
-	w.pkt = w.head(w.pkt[:0], false)
-	w.pkt = protowire.AppendTag(w.pkt, fPacketTrackDesc, protowire.BytesType)
-	w.pkt = protowire.AppendBytes(w.pkt, w.ev)
-	w.endPacket()
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// descriptor writes the TrackDescriptor built in s.ev as a packet (one
+// that needs no sequence state).
+func (s *Seq) descriptor() {
+	s.pkt = s.head(s.pkt[:0], false)
+	s.pkt = protowire.AppendTag(s.pkt, fPacketTrackDesc, protowire.BytesType)
+	s.pkt = protowire.AppendBytes(s.pkt, s.ev)
+	s.endPacket()
 }
 
-// Track is a track's uuid.
+// Track is a track's uuid: a process track's is ProcessTrack(pid); the
+// n-th other track a sequence declares has its sequence id in bits 32–61
+// and n in bits 0–31, so that sequences encoded apart never declare the
+// same uuid.
 type Track uint64
 
-// trackHead starts a TrackDescriptor in w.ev: a new uuid, its parent (0:
-// none), name (if any) and rank.
-func (w *Writer) trackHead(parent Track, name string, rank int32) Track {
-	uuid := w.next
-	w.next++
-	w.ev = protowire.AppendTag(w.ev[:0], fTrackUUID, protowire.VarintType)
-	w.ev = protowire.AppendVarint(w.ev, uuid)
+// ProcessTrack is the uuid of the process track of pid (Seq.Process).
+func ProcessTrack(pid int32) Track { return Track(1<<62 | uint64(uint32(pid))) }
+
+// trackHead starts a TrackDescriptor in s.ev: the uuid given (0: the
+// sequence's next), its parent (0: none), name (if any) and rank.
+func (s *Seq) trackHead(uuid Track, parent Track, name string, rank int32) Track {
+	if uuid == 0 {
+		if s.next >= 1<<32 && s.err == nil {
+			s.err = fmt.Errorf("perfetto: more than 2^32 tracks on sequence %d", s.id)
+		}
+		uuid = Track(uint64(s.id)<<32 | s.next)
+		s.next++
+	}
+	s.ev = protowire.AppendTag(s.ev[:0], fTrackUUID, protowire.VarintType)
+	s.ev = protowire.AppendVarint(s.ev, uint64(uuid))
 	if parent != 0 {
-		w.ev = protowire.AppendTag(w.ev, fTrackParent, protowire.VarintType)
-		w.ev = protowire.AppendVarint(w.ev, uint64(parent))
+		s.ev = protowire.AppendTag(s.ev, fTrackParent, protowire.VarintType)
+		s.ev = protowire.AppendVarint(s.ev, uint64(parent))
 	}
 	if name != "" {
-		w.ev = appendString(w.ev, fTrackName, name)
+		s.ev = appendString(s.ev, fTrackName, name)
 	}
-	w.ev = protowire.AppendTag(w.ev, fTrackRank, protowire.VarintType)
-	w.ev = protowire.AppendVarint(w.ev, uint64(int64(rank)))
-	return Track(uuid)
+	s.ev = protowire.AppendTag(s.ev, fTrackRank, protowire.VarintType)
+	s.ev = protowire.AppendVarint(s.ev, uint64(int64(rank)))
+	return uuid
 }
 
 // Process declares a process track: pid and name (ProcessDescriptor's
 // pid and process_name), labels (process_labels, shown beside the name),
 // rank its place among the processes (lower first), its child tracks
-// ordered by their ranks. It returns the track.
-func (w *Writer) Process(pid int32, name string, labels []string, rank int32) (Track, error) {
-	if w.err != nil {
-		return 0, w.err
+// ordered by their ranks. It returns the track, ProcessTrack(pid): a
+// trace declares each pid once.
+func (s *Seq) Process(pid int32, name string, labels []string, rank int32) (Track, error) {
+	if s.err != nil {
+		return 0, s.err
 	}
-	t := w.trackHead(0, "", rank)
-	w.ev = protowire.AppendTag(w.ev, fTrackChildOrder, protowire.VarintType)
-	w.ev = protowire.AppendVarint(w.ev, childOrderingExplicit)
-	w.sub = protowire.AppendTag(w.sub[:0], fProcessPID, protowire.VarintType)
-	w.sub = protowire.AppendVarint(w.sub, uint64(int64(pid)))
-	w.sub = appendString(w.sub, fProcessName, name)
+	t := s.trackHead(ProcessTrack(pid), 0, "", rank)
+	s.ev = protowire.AppendTag(s.ev, fTrackChildOrder, protowire.VarintType)
+	s.ev = protowire.AppendVarint(s.ev, childOrderingExplicit)
+	s.sub = protowire.AppendTag(s.sub[:0], fProcessPID, protowire.VarintType)
+	s.sub = protowire.AppendVarint(s.sub, uint64(int64(pid)))
+	s.sub = appendString(s.sub, fProcessName, name)
 	for _, l := range labels {
-		w.sub = appendString(w.sub, fProcessLabels, l)
+		s.sub = appendString(s.sub, fProcessLabels, l)
 	}
-	w.ev = protowire.AppendTag(w.ev, fTrackProcess, protowire.BytesType)
-	w.ev = protowire.AppendBytes(w.ev, w.sub)
-	w.descriptor()
-	return t, w.err
+	s.ev = protowire.AppendTag(s.ev, fTrackProcess, protowire.BytesType)
+	s.ev = protowire.AppendBytes(s.ev, s.sub)
+	s.descriptor()
+	return t, s.err
 }
 
 // Track declares a slice track named name under parent, rank its place
@@ -61,39 +78,39 @@ func (w *Writer) Process(pid int32, name string, labels []string, rank int32) (T
 // events overlap is written as several tracks with one key, each properly
 // nested, and shows as one. description, if not "", is the track's
 // description.
-func (w *Writer) Track(parent Track, name, description string, rank int32, key uint64) (Track, error) {
-	if w.err != nil {
-		return 0, w.err
+func (s *Seq) Track(parent Track, name, description string, rank int32, key uint64) (Track, error) {
+	if s.err != nil {
+		return 0, s.err
 	}
-	t := w.trackHead(parent, name, rank)
+	t := s.trackHead(0, parent, name, rank)
 	if description != "" {
-		w.ev = appendString(w.ev, fTrackDescription, description)
+		s.ev = appendString(s.ev, fTrackDescription, description)
 	}
-	w.ev = protowire.AppendTag(w.ev, fTrackMerge, protowire.VarintType)
-	w.ev = protowire.AppendVarint(w.ev, mergeBySiblingMergeKey)
-	w.ev = protowire.AppendTag(w.ev, fTrackMergeKeyInt, protowire.VarintType)
-	w.ev = protowire.AppendVarint(w.ev, key)
-	w.descriptor()
-	return t, w.err
+	s.ev = protowire.AppendTag(s.ev, fTrackMerge, protowire.VarintType)
+	s.ev = protowire.AppendVarint(s.ev, mergeBySiblingMergeKey)
+	s.ev = protowire.AppendTag(s.ev, fTrackMergeKeyInt, protowire.VarintType)
+	s.ev = protowire.AppendVarint(s.ev, key)
+	s.descriptor()
+	return t, s.err
 }
 
 // Counter declares a counter track named name under parent (rank its
 // place), its values in ns when timeNS, else in unit (a unit name such as
 // "ppm"; "" for none).
-func (w *Writer) Counter(parent Track, name string, rank int32, timeNS bool, unit string) (Track, error) {
-	if w.err != nil {
-		return 0, w.err
+func (s *Seq) Counter(parent Track, name string, rank int32, timeNS bool, unit string) (Track, error) {
+	if s.err != nil {
+		return 0, s.err
 	}
-	t := w.trackHead(parent, name, rank)
-	w.sub = w.sub[:0]
+	t := s.trackHead(0, parent, name, rank)
+	s.sub = s.sub[:0]
 	if timeNS {
-		w.sub = protowire.AppendTag(w.sub, fCounterUnit, protowire.VarintType)
-		w.sub = protowire.AppendVarint(w.sub, counterUnitTimeNS)
+		s.sub = protowire.AppendTag(s.sub, fCounterUnit, protowire.VarintType)
+		s.sub = protowire.AppendVarint(s.sub, counterUnitTimeNS)
 	} else if unit != "" {
-		w.sub = appendString(w.sub, fCounterUnitName, unit)
+		s.sub = appendString(s.sub, fCounterUnitName, unit)
 	}
-	w.ev = protowire.AppendTag(w.ev, fTrackCounter, protowire.BytesType)
-	w.ev = protowire.AppendBytes(w.ev, w.sub)
-	w.descriptor()
-	return t, w.err
+	s.ev = protowire.AppendTag(s.ev, fTrackCounter, protowire.BytesType)
+	s.ev = protowire.AppendBytes(s.ev, s.sub)
+	s.descriptor()
+	return t, s.err
 }

@@ -37,7 +37,10 @@ func sample(t *testing.T, c perfetto.Options) []byte {
 			t.Fatal(err)
 		}
 	}
-	line, _ := w.Track(p1, "Stream #1", "", 0, 7)
+	// The line's events on a sequence of their own (times before the
+	// counters': a sequence's times do not go back).
+	seq := perfetto.NewSeq(c, 2)
+	line, _ := seq.Track(p1, "Stream #1", "", 0, 7)
 	args := []perfetto.Arg{
 		{Name: "int", Kind: perfetto.KindInt, Int: -5},
 		{Name: "uint", Kind: perfetto.KindUint, Uint: math.MaxUint64},
@@ -45,28 +48,38 @@ func sample(t *testing.T, c perfetto.Options) []byte {
 		{Name: "string", Kind: perfetto.KindString, Str: "x\xffy"},
 		{Name: "bool", Kind: perfetto.KindBool, Bool: true},
 	}
-	if err := w.Begin(line, -1000, "outer", args, []uint64{42}, nil); err != nil {
+	if err := seq.Begin(line, -1000, "outer", args, []uint64{42}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Begin(line, -500, "inner", args[:1], nil, []uint64{42}); err != nil {
+	if err := seq.Begin(line, -500, "inner", args[:1], nil, []uint64{42}); err != nil {
 		t.Fatal(err)
 	}
-	_ = w.End(line, -400)
-	_ = w.Instant(line, -300, "mark\xfe", nil)
-	_ = w.End(line, 2000)
+	_ = seq.End(line, -400)
+	_ = seq.Instant(line, -300, "mark\xfe", nil)
+	_ = seq.End(line, 2000)
 	var lanes int
+	async := perfetto.NewSeq(c, 3)
 	spans := []perfetto.Slice{{Start: 0, End: 100, Index: 0}, {Start: 50, End: 150, Index: 1}, {Start: 60, End: 70, Index: 2}, {Start: 100, End: 100, Index: 3}}
-	err = w.Slices(spans, func(lane int) (perfetto.Track, error) {
+	err = async.Slices(spans, func(lane int) (perfetto.Track, error) {
 		lanes++
-		return w.Track(p2, "async", "", 0, 1)
+		return async.Track(p2, "async", "", 0, 1)
 	}, func(s perfetto.Slice, tr perfetto.Track) (bool, error) {
-		return false, w.Begin(tr, s.Start, "kernel", nil, nil, nil)
+		return false, async.Begin(tr, s.Start, "kernel", nil, nil, nil)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if lanes != 2 {
 		t.Errorf("the overlapping slices took %d lanes, want 2", lanes)
+	}
+	for _, s := range []*perfetto.Seq{seq, async} {
+		c, err := s.Take()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Append(c); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
@@ -87,6 +100,8 @@ func TestDecodeWithPerfettoProtos(t *testing.T) {
 		clock  perfetto.Options
 		clocks map[uint32]uint64
 	}{
+		// The first snapshot is the Writer's own sequence's, at its first
+		// counter value (time 0).
 		{"simulated (no wall clock)", perfetto.Options{}, map[uint32]uint64{64: perfetto.DefaultOffset, 6: perfetto.DefaultOffset}},
 		{"unix base", perfetto.Options{RealtimeBaseNS: 1_700_000_000_000_000_000, Offset: 1 << 30},
 			map[uint32]uint64{64: 1 << 30, 6: 1 << 30, 1: 1_700_000_000_000_000_000}},
@@ -97,11 +112,14 @@ func TestDecodeWithPerfettoProtos(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.clock.Deflate != (s.Compressed > 0) {
+			if !tc.clock.Deflate && s.Compressed > 0 { // with it, chunks under 512 bytes are not compressed
 				t.Errorf("Deflate %v, %d compressed_packets packets", tc.clock.Deflate, s.Compressed)
 			}
 			if !maps.Equal(s.Clocks, tc.clocks) {
 				t.Errorf("clocks %v, want %v", s.Clocks, tc.clocks)
+			}
+			if s.Sequences != 3 || s.Incremental != 3 {
+				t.Errorf("%d sequences, %d with incremental clocks, want 3, 3", s.Sequences, s.Incremental)
 			}
 			if s.Primary != 6 {
 				t.Errorf("primary_trace_clock %d, want 6 (BOOTTIME)", s.Primary)
@@ -129,10 +147,22 @@ func TestDecodeWithPerfettoProtos(t *testing.T) {
 			if counters != 2 {
 				t.Errorf("%d counter tracks, want 2", counters)
 			}
-			off := tc.clocks[64]
+			off := tc.clock.Offset
+			if off == 0 {
+				off = perfetto.DefaultOffset
+			}
+			at := func(t int64) uint64 { return uint64(t + off) }
 			for _, tr := range s.Tracks {
-				if tr.Name == "Stream #1" && (tr.First != off-1000 || tr.Last != off+2000) {
-					t.Errorf("Stream #1 spans %d..%d on clock 64, want %d..%d", tr.First, tr.Last, off-1000, off+2000)
+				if tr.Name != "Stream #1" {
+					continue
+				}
+				if tr.First != at(-1000) || tr.Last != at(2000) {
+					t.Errorf("Stream #1 spans %d..%d in trace time, want %d..%d", tr.First, tr.Last, at(-1000), at(2000))
+				}
+				want := []perfettotest.Span{{Start: at(-1000), End: at(2000), Name: "outer"}, {Start: at(-500), End: at(-400), Name: "inner"},
+					{Start: at(-300), End: at(-300), Name: "mark\uFFFD", Instant: true}}
+				if !slices.Equal(tr.Spans, want) {
+					t.Errorf("Stream #1 decoded %v, want %v", tr.Spans, want)
 				}
 			}
 		})
@@ -293,8 +323,7 @@ func TestDeflateChunks(t *testing.T) {
 	t.Logf("%d slices: %d bytes, %d compressed", n, sizes[false], sizes[true])
 }
 
-// TestAbort: Abort ends the writing goroutine of a Writer that is not
-// flushed, and later calls fail.
+// TestAbort: after Abort later calls fail, and no goroutine is left.
 func TestAbort(t *testing.T) {
 	before := runtime.NumGoroutine()
 	var buf bytes.Buffer
@@ -320,4 +349,68 @@ func TestAbort(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Errorf("%d goroutines after Abort, %d before", runtime.NumGoroutine(), before)
+}
+
+// TestSeqBackwards: on one sequence a time before the previous one is an
+// error (an incremental timestamp cannot be negative); on another
+// sequence it is not.
+func TestSeqBackwards(t *testing.T) {
+	s := perfetto.NewSeq(perfetto.Options{}, 2)
+	tr, _ := s.Track(perfetto.ProcessTrack(1), "l", "", 0, 1)
+	if err := s.Instant(tr, 100, "a", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Instant(tr, 100, "same time", nil); err != nil {
+		t.Fatalf("the same time again: %v", err)
+	}
+	if err := s.Instant(tr, 99, "b", nil); err == nil {
+		t.Fatal("a time going back on the sequence was written")
+	}
+	if _, err := s.Take(); err == nil {
+		t.Fatal("Take after the error returned nil")
+	}
+	o := perfetto.NewSeq(perfetto.Options{}, 3)
+	tr, _ = o.Track(perfetto.ProcessTrack(1), "l", "", 0, 1)
+	if err := o.Instant(tr, 99, "b", nil); err != nil {
+		t.Fatalf("another sequence: %v", err)
+	}
+}
+
+// TestSeqReset: a Seq reused (Reset) encodes what a new one does, byte
+// for byte; the timestamps are deltas (a slice of 500 ns costs the same
+// bytes late in the trace as early).
+func TestSeqReset(t *testing.T) {
+	encode := func(s *perfetto.Seq, base int64) []byte {
+		t.Helper()
+		tr, _ := s.Track(perfetto.ProcessTrack(1), "l", "", 0, 1)
+		for i := range int64(1000) {
+			if err := s.Begin(tr, base+i*1000, "op", nil, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.End(tr, base+i*1000+500); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := s.Take()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Data
+	}
+	o := perfetto.Options{Deflate: true}
+	fresh := encode(perfetto.NewSeq(o, 7), 0)
+	reused := perfetto.NewSeq(o, 9)
+	encode(reused, 5)
+	reused.Reset(7)
+	if again := encode(reused, 0); !bytes.Equal(again, fresh) {
+		t.Errorf("reused: %d bytes, unlike a new sequence's %d", len(again), len(fresh))
+	}
+	raw := func(base int64) int {
+		c := perfetto.NewSeq(perfetto.Options{}, 7)
+		return len(encode(c, base))
+	}
+	early, late := raw(0), raw(3_600_000_000_000)
+	if late-early > 16 { // only the snapshot's readings grow
+		t.Errorf("1000 slices: %d bytes at 0, %d an hour later", early, late)
+	}
 }
