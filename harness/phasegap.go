@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -15,7 +14,8 @@ import (
 
 	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/model/netem"
-	"github.com/chronosync/chronosync/phasegap"
+	"github.com/chronosync/chronosync/phasegap/output"
+	"github.com/chronosync/chronosync/phasegap/params"
 	"github.com/chronosync/chronosync/phasegap/report"
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/workload/halo"
@@ -27,9 +27,9 @@ import (
 // analysis reads both.
 const (
 	DirPhasegap      = "phasegap"
-	filePGResults    = "phasegap/results.csv"
-	filePGManifest   = "phasegap/manifest.json"
-	filePGTrace      = "phasegap/trace.json"
+	filePGResults    = DirPhasegap + "/" + output.FileResults
+	filePGManifest   = DirPhasegap + "/" + output.FileManifest
+	filePGTrace      = DirPhasegap + "/" + output.FileTrace
 	filePGCosts      = "phasegap/costs.yaml"
 	phasegapCostsRel = "phasegap/costs.yaml" // the costs as the scenario.yaml of the run names them
 )
@@ -39,8 +39,8 @@ const (
 // iterations (or one failed), before the scenario's duration if it can.
 type phasegapProtocol struct {
 	sc     *scenario.Scenario
-	params phasegap.Params
-	derive phasegap.Derived
+	params params.Params
+	derive params.Derived
 	costs  halo.Costs
 	// costsFrom names the costs: "defaults", or the start of the costs
 	// file's SHA-256 (the same for the run and its replay, which reads the
@@ -193,25 +193,20 @@ func (p *phasegapProtocol) artifacts() []Artifact {
 	return files
 }
 
-// config is the run's configuration as the MPI benchmark records it.
+// config is the run's configuration as every transport records it
+// (output.Config): a model run asks for and gets funneled, or multiple
+// with a progress thread, and computes no checksum.
 func (p *phasegapProtocol) config() report.Config {
-	pg, q := p.sc.Workload.Phasegap, p.params
 	thread := "funneled"
-	if q.Progress == "progress_thread" {
+	if p.params.Progress == "progress_thread" {
 		thread = "multiple"
 	}
-	return report.Config{
-		Mode: q.Mode, Ranks: q.Ranks, Threads: q.Threads, N: q.N, Halo: q.Halo, Kernel: q.Kernel,
-		Radius: p.derive.Radius, Timesteps: q.Timesteps, B: p.derive.B, PollEvery: q.PollEvery,
-		MPIThreadRequested: thread, MPIThreadProvided: thread, Progress: q.Progress,
-		OMPSchedule: q.Schedule, OMPChunk: q.Chunk, OMPNumThreads: q.Threads,
-		FlopsPerPoint: q.Flops, BytesPerPoint: q.Bytes, Iters: q.Iters, Warmup: q.Warmup,
-		Sync: "none", Trace: true, TraceIters: pg.TraceIters, TraceDetail: "rank",
-		Transport: p.w.Backend(), OutDir: DirPhasegap, RunID: fmt.Sprintf("%s-seed%d", p.sc.Name, p.sc.Seed),
-		CSVMode: "write", Manifest: true, Platform: runtime.GOOS + "/" + runtime.GOARCH,
-		MPIImpl: "model", MPIVersion: "workload/halo, costs " + p.costsFrom,
-		Impairment: linkPreset(p.sc.Links), ElemSize: 8,
-	}
+	return output.Config(p.params, p.derive, output.Launch{
+		Transport: p.w.Backend(), MPIThreadRequested: thread, MPIThreadProvided: thread,
+		Trace: true, TraceIters: p.sc.Workload.Phasegap.TraceIters, TraceDetail: "rank",
+		OutDir: DirPhasegap, RunID: fmt.Sprintf("%s-seed%d", p.sc.Name, p.sc.Seed), CSVMode: "write", Manifest: true,
+		MPIImpl: "model", MPIVersion: "workload/halo, costs " + p.costsFrom, Impairment: linkPreset(p.sc.Links),
+	})
 }
 
 // linkPreset names the links' impairment: the default link's preset (the
@@ -258,22 +253,8 @@ func (p *phasegapProtocol) finish() error {
 		sum.Ignored = p.streamless
 	}
 	p.sum = sum
-	write := func(name string, f func(io.Writer) error) error {
-		var b bytes.Buffer
-		if err := f(&b); err != nil {
-			return fmt.Errorf("write %s: %w", name, err)
-		}
-		return os.WriteFile(filepath.Join(p.dir, name), b.Bytes(), 0o644)
-	}
-	if err := write(filePGResults, func(w io.Writer) error { return report.WriteCSV(w, []report.Row{row}, true) }); err != nil {
-		return err
-	}
-	m := report.Manifest{Config: cfg, Build: report.BuildInfo{GoVersion: goVersion(), Compiler: runtime.Compiler, GitSHA: Version()},
-		Env: map[string]string{}, Row: row}
-	if err := write(filePGManifest, func(w io.Writer) error { return report.WriteManifest(w, m) }); err != nil {
-		return err
-	}
-	return write(filePGTrace, func(w io.Writer) error { return report.WriteTrace(w, cfg, ranks, cfg.TraceIters, "rank") })
+	return output.Write(filepath.Join(p.dir, DirPhasegap), output.Run{Config: cfg, Row: row, Ranks: ranks,
+		Build: report.BuildInfo{GoVersion: goVersion(), Compiler: runtime.Compiler, GitSHA: Version()}, Env: map[string]string{}})
 }
 
 func (p *phasegapProtocol) summarize(s *Summary) { s.Phasegap = p.sum }

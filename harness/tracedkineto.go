@@ -2,14 +2,10 @@ package harness
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
-	"strconv"
-
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/chronosync/chronosync/analysis/combine"
 	"github.com/chronosync/chronosync/analysis/validate"
@@ -140,68 +136,31 @@ func (p *tracedProtocol) recordKineto(dir string, xs []combine.Input, truth map[
 // atomically, and adds its events and flows to sum.
 func (n *tracedNode) writeKineto(path string, sum *KinetoTraceSummary) error {
 	meta, evs := n.kinetoEvents()
-	all := append(meta, evs...)
-	base := all[0].ts // there is always metadata
-	for _, e := range all {
-		base = min(base, e.ts)
-	}
-	base = floorSecond(base)
 	for _, e := range evs {
-		switch e.ph {
+		switch e.Ph {
 		case "X":
 			sum.Events++
 		case "s":
 			sum.Flows++
 		}
 	}
-	body := n.kinetoJSON(filepath.Base(path), base, all)
+	h := kineto.Header{Name: filepath.Base(path), Rank: int(n.id), WorldSize: len(n.p.nodes)}
 	return xspace.WriteFile(path, func(w io.Writer) error {
-		zw := gzip.NewWriter(w)
-		if _, err := zw.Write(body); err != nil {
-			return err
-		}
-		return zw.Close()
+		return kineto.WriteGzip(w, h, append(meta, evs...))
 	})
 }
 
-// floorSecond rounds ns down to the whole second.
-func floorSecond(ns int64) int64 {
-	s := ns / 1e9
-	if ns%1e9 < 0 {
-		s--
-	}
-	return s * 1e9
-}
-
-// kinetoEvent is one event of a Kineto trace; ts and dur in ns on the host
-// clock (dur for ph X only), flow the id of a flow (ph s, f).
-type kinetoEvent struct {
-	ph, cat, name string
-	pid, tid      int64
-	ts, dur, flow int64
-	args          []kinetoArg
-}
-
-// kinetoArg is one arg: a string when quoted, else the integer num.
-type kinetoArg struct {
-	key, str string
-	num      int64
-	quoted   bool
-}
-
-// Building events: args, a duration that is never negative (an event
-// that ended before it started on its clock gets 0, as in the XSpace).
-func argInt(k string, v int64) kinetoArg  { return kinetoArg{key: k, num: v} }
-func argStr(k, v string) kinetoArg        { return kinetoArg{key: k, str: v, quoted: true} }
-func argID(id uint64) kinetoArg           { return argInt(statEventID, int64(id)) }
-func kinetoDur(start, end int64) int64    { return max(0, end-start) }
-func (e *kinetoEvent) add(a ...kinetoArg) { e.args = append(e.args, a...) }
+// Building events: the event id arg, a duration that is never negative
+// (an event that ended before it started on its clock gets 0, as in the
+// XSpace).
+func argID(id uint64) kineto.Arg       { return kineto.IntArg(statEventID, int64(id)) }
+func kinetoDur(start, end int64) int64 { return max(0, end-start) }
 
 // kinetoEvents returns the node's metadata events and its other events, in
 // the order they are written: host events by event id (a collective's
 // annotation, op and launch, then the launch's flow start), then GPU
 // events by time, stream and id (each kernel, then its flow's end).
-func (n *tracedNode) kinetoEvents() (meta, evs []kinetoEvent) {
+func (n *tracedNode) kinetoEvents() (meta, evs []kineto.WriteEvent) {
 	all := slices.Clone(n.events)
 	slices.SortFunc(all, func(a, b tracedEvent) int { return cmp.Compare(a.ev.ID, b.ev.ID) })
 	host := int64(kinetoHostPID) + int64(n.id)
@@ -210,17 +169,17 @@ func (n *tracedNode) kinetoEvents() (meta, evs []kinetoEvent) {
 	if len(all) > 0 {
 		s0, r0 = all[0].hostStart, int64(all[0].ev.StartR)
 	}
-	meta = kinetoMetadata(host, cfg.Streams, s0)
+	meta = kineto.Metadata(host, cfg.Streams, s0)
 	kernels := map[uint64]bool{} // correlations of the kernels that ran
-	var gpu []kinetoEvent
+	var gpu []kineto.WriteEvent
 	for _, e := range all {
 		if ev := e.ev; ev.Plane == training.GPUPlane {
 			kernels[ev.Correlation] = true
 			c, s := int64(ev.Correlation), int64(ev.Line)
-			k := kinetoEvent{ph: "X", cat: "kernel", name: ev.Name, pid: 0, tid: s,
-				ts: int64(ev.StartR) - r0 + s0, dur: kinetoDur(int64(ev.StartR), int64(ev.EndR))}
-			k.add(argInt("External id", c), argInt("device", 0), argInt("stream", s), argInt("correlation", c), argID(ev.ID))
-			gpu = append(gpu, k, kinetoEvent{ph: "f", cat: "ac2g", name: "ac2g", pid: 0, tid: s, ts: k.ts, flow: c})
+			k := kineto.WriteEvent{Ph: "X", Cat: "kernel", Name: ev.Name, Pid: 0, Tid: s,
+				Ts: int64(ev.StartR) - r0 + s0, Dur: kinetoDur(int64(ev.StartR), int64(ev.EndR))}
+			k.Add(kineto.IntArg("External id", c), kineto.IntArg("device", 0), kineto.IntArg("stream", s), kineto.IntArg("correlation", c), argID(ev.ID))
+			gpu = append(gpu, k, kineto.WriteEvent{Ph: "f", Cat: "ac2g", Name: "ac2g", Pid: 0, Tid: s, Ts: k.Ts, Flow: c})
 		}
 	}
 	slots := launchSlots(cfg)
@@ -231,64 +190,41 @@ func (n *tracedNode) kinetoEvents() (meta, evs []kinetoEvent) {
 			continue
 		}
 		c := int64(ev.Correlation)
-		x := kinetoEvent{ph: "X", pid: host, tid: host, ts: e.hostStart, dur: kinetoDur(e.hostStart, e.hostEnd)}
+		x := kineto.WriteEvent{Ph: "X", Pid: host, Tid: host, Ts: e.hostStart, Dur: kinetoDur(e.hostStart, e.hostEnd)}
 		if ev.Index < len(slots) && slots[ev.Index] >= 0 {
 			coll := slots[ev.Index]
 			op := collectiveOp(coll)
 			ann, rec := x, x
-			ann.cat, ann.name = "user_annotation", "nccl:"+op
-			ann.add(argInt("External id", c), argID(ev.ID))
+			ann.Cat, ann.Name = "user_annotation", "nccl:"+op
+			ann.Add(kineto.IntArg("External id", c), argID(ev.ID))
 			in, out := collectiveNelems(coll, op, len(n.p.nodes))
-			rec.cat, rec.name = "cpu_op", "record_param_comms"
-			rec.add(argInt("External id", c), argStr("Collective name", op), argStr("dtype", "Float"),
-				argInt("In msg nelems", in), argInt("Out msg nelems", out), argInt("Group size", int64(len(n.p.nodes))),
-				argStr("Process Group Name", "0"), argStr("Process Group Description", "default_pg"),
-				argInt("Seq", int64(seq)), argID(ev.ID))
+			rec.Cat, rec.Name = "cpu_op", "record_param_comms"
+			rec.Add(kineto.IntArg("External id", c), kineto.StrArg("Collective name", op), kineto.StrArg("dtype", "Float"),
+				kineto.IntArg("In msg nelems", in), kineto.IntArg("Out msg nelems", out), kineto.IntArg("Group size", int64(len(n.p.nodes))),
+				kineto.StrArg("Process Group Name", "0"), kineto.StrArg("Process Group Description", "default_pg"),
+				kineto.IntArg("Seq", int64(seq)), argID(ev.ID))
 			evs = append(evs, ann, rec)
 			seq++
 		}
-		x.cat, x.name = "cuda_runtime", ev.Name
-		x.add(argInt("External id", c), argInt("correlation", c), argID(ev.ID))
+		x.Cat, x.Name = "cuda_runtime", ev.Name
+		x.Add(kineto.IntArg("External id", c), kineto.IntArg("correlation", c), argID(ev.ID))
 		evs = append(evs, x)
 		if kernels[ev.Correlation] {
-			evs = append(evs, kinetoEvent{ph: "s", cat: "ac2g", name: "ac2g", pid: host, tid: host, ts: x.ts, flow: c})
+			evs = append(evs, kineto.WriteEvent{Ph: "s", Cat: "ac2g", Name: "ac2g", Pid: host, Tid: host, Ts: x.Ts, Flow: c})
 		}
 	}
 	// Sort the GPU events' (kernel, flow end) pairs as pairs.
-	pairs := make([][2]kinetoEvent, len(gpu)/2)
+	pairs := make([][2]kineto.WriteEvent, len(gpu)/2)
 	for i := range pairs {
-		pairs[i] = [2]kinetoEvent{gpu[2*i], gpu[2*i+1]}
+		pairs[i] = [2]kineto.WriteEvent{gpu[2*i], gpu[2*i+1]}
 	}
-	slices.SortStableFunc(pairs, func(a, b [2]kinetoEvent) int {
-		return cmp.Or(cmp.Compare(a[0].ts, b[0].ts), cmp.Compare(a[0].tid, b[0].tid))
+	slices.SortStableFunc(pairs, func(a, b [2]kineto.WriteEvent) int {
+		return cmp.Or(cmp.Compare(a[0].Ts, b[0].Ts), cmp.Compare(a[0].Tid, b[0].Tid))
 	})
 	for _, p := range pairs {
 		evs = append(evs, p[0], p[1])
 	}
 	return meta, evs
-}
-
-// kinetoMetadata is the metadata events Kineto writes for the host process
-// and thread and for GPU 0 and its streams, at the profiler's start.
-func kinetoMetadata(host int64, streams int, start int64) []kinetoEvent {
-	m := func(name string, pid, tid int64, arg kinetoArg) kinetoEvent {
-		return kinetoEvent{ph: "M", name: name, pid: pid, tid: tid, ts: start, args: []kinetoArg{arg}}
-	}
-	out := []kinetoEvent{
-		m("process_name", host, 0, argStr("name", "python")),
-		m("process_labels", host, 0, argStr("labels", "CPU")),
-		m("process_sort_index", host, 0, argInt("sort_index", host)),
-		m("process_name", 0, 0, argStr("name", "python")),
-		m("process_labels", 0, 0, argStr("labels", "GPU 0")),
-		m("process_sort_index", 0, 0, argInt("sort_index", 5000000)),
-		m("thread_name", host, host, argStr("name", fmt.Sprintf("thread %d (python)", host))),
-		m("thread_sort_index", host, host, argInt("sort_index", host)),
-	}
-	for s := range int64(streams) {
-		out = append(out, m("thread_name", 0, s, argStr("name", fmt.Sprintf("stream %d", s))),
-			m("thread_sort_index", 0, s, argInt("sort_index", s)))
-	}
-	return out
 }
 
 // launchSlots maps a launch's position in its step to the collective it
@@ -327,90 +263,4 @@ func collectiveNelems(index int, op string, ranks int) (in, out int64) {
 		return in, in * int64(ranks)
 	}
 	return in, in
-}
-
-// kinetoJSON writes the trace's JSON text as Kineto lays it out.
-func (n *tracedNode) kinetoJSON(name string, base int64, evs []kinetoEvent) []byte {
-	b := []byte(`{
-  "schemaVersion": 1,
-  "deviceProperties": [
-    {
-    "id": 0, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
-    "computeMajor": 9, "computeMinor": 4,
-    "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048,
-    "regsPerBlock": 65536, "warpSize": 64,
-    "sharedMemPerBlock": 65536, "numSms": 304
-    }
-  ],
-`)
-	b = fmt.Appendf(b, "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d},\n  \"traceEvents\": [", n.id, len(n.p.nodes))
-	for i := range evs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendKinetoEvent(b, &evs[i], base)
-	}
-	b = append(b, "\n  ],\n  \"traceName\": "...)
-	b = appendJSONString(b, name)
-	return fmt.Appendf(b, ",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": %d\n}\n", base)
-}
-
-// appendKinetoEvent appends one event, its members in Kineto's order.
-func appendKinetoEvent(b []byte, e *kinetoEvent, base int64) []byte {
-	b = append(b, "\n  {\n    "...)
-	switch e.ph {
-	case "M":
-		b = append(b, `"name": `...)
-		b = appendJSONString(b, e.name)
-		b = append(b, `, "ph": "M", "ts": `...)
-		b = appendMicros(b, e.ts-base)
-		b = fmt.Appendf(b, `, "pid": %d, "tid": %d`, e.pid, e.tid)
-	case "s", "f":
-		b = fmt.Appendf(b, `"ph": %q, "id": %d, "pid": %d, "tid": %d, "ts": `, e.ph, e.flow, e.pid, e.tid)
-		b = appendMicros(b, e.ts-base)
-		b = append(b, `, "cat": "ac2g", "name": "ac2g", "bp": "e"`...)
-	default:
-		b = append(b, `"ph": "X", "cat": `...)
-		b = appendJSONString(b, e.cat)
-		b = append(b, `, "name": `...)
-		b = appendJSONString(b, e.name)
-		b = fmt.Appendf(b, `, "pid": %d, "tid": %d,`+"\n    "+`"ts": `, e.pid, e.tid)
-		b = appendMicros(b, e.ts-base)
-		b = append(b, `, "dur": `...)
-		b = appendMicros(b, e.dur)
-	}
-	if len(e.args) > 0 {
-		b = append(b, ",\n    \"args\": {\n      "...)
-		for i, a := range e.args {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
-			b = appendJSONString(b, a.key)
-			b = append(b, ": "...)
-			if a.quoted {
-				b = appendJSONString(b, a.str)
-			} else {
-				b = strconv.AppendInt(b, a.num, 10)
-			}
-		}
-		b = append(b, "\n    }"...)
-	}
-	return append(b, "\n  }"...)
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always marshals
-	return append(b, q...)
-}
-
-// appendMicros appends ns in µs with three decimals, exactly.
-func appendMicros(b []byte, ns int64) []byte {
-	u := uint64(ns)
-	if ns < 0 {
-		b, u = append(b, '-'), -u
-	}
-	b = strconv.AppendUint(b, u/1000, 10)
-	f := u % 1000
-	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 }

@@ -181,19 +181,6 @@ func TestLaunchSlots(t *testing.T) {
 	}
 }
 
-// TestAppendMicros: ns become µs with three decimals, exactly.
-func TestAppendMicros(t *testing.T) {
-	for ns, want := range map[int64]string{0: "0.000", 1: "0.001", 1234567: "1234.567", 20e9 + 5: "20000000.005", -1: "-0.001", -1500: "-1.500",
-		math.MinInt64: "-9223372036854775.808"} {
-		if got := string(appendMicros(nil, ns)); got != want {
-			t.Errorf("appendMicros(%d) = %s; want %s", ns, got, want)
-		}
-	}
-	if got := floorSecond(-1); got != -1e9 {
-		t.Errorf("floorSecond(-1) = %d", got)
-	}
-}
-
 // TestStatInt: an event id stat is read whether int64 (a Kineto arg) or
 // uint64 (the harness's XSpace).
 func TestStatInt(t *testing.T) {
@@ -232,8 +219,8 @@ func TestKinetoGPUConversion(t *testing.T) {
 	}
 	var gots []got
 	for _, e := range evs {
-		if e.ph == "X" {
-			gots = append(gots, got{e.cat, e.name, e.ts, e.dur})
+		if e.Ph == "X" {
+			gots = append(gots, got{e.Cat, e.Name, e.Ts, e.Dur})
 		}
 	}
 	want := []got{

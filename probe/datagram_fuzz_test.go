@@ -7,10 +7,10 @@ import (
 	"math"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/chronosync/chronosync/probe/probelog"
 	"github.com/chronosync/chronosync/world"
+	"github.com/chronosync/chronosync/world/worldtest"
 )
 
 // FuzzDatagram (issue 18) feeds a prober arbitrary datagrams, from
@@ -43,7 +43,7 @@ import (
 //     advert the prober keeps has finite values within the bounds.
 func FuzzDatagram(f *testing.F) {
 	h := buildHostile()
-	genuine := [2][]byte{h.inflight[0].data, h.inflight[1].data}
+	genuine := [2][]byte{h.Datagrams[0].Data, h.Datagrams[1].Data}
 	request := make([]byte, PacketSize)
 	putHeader(request, header{kind: kindRequest, window: 1, pair: 0, slot: 1})
 	forged := func(i int, edit func(*reply)) []byte {
@@ -108,7 +108,7 @@ func FuzzDatagram(f *testing.F) {
 		inert := true // every delivery dropped without effect
 		for range 1 + int(mode&1) {
 			pkt := world.Packet{From: world.Addr{Node: world.NodeID(from), Port: port}, To: world.Addr{Node: 0, Port: Port},
-				Data: slices.Clone(data), RxTime: world.Time(h.clock + rxDelta)}
+				Data: slices.Clone(data), RxTime: world.Time(h.Clock + rxDelta)}
 			if !h.receiveFuzzed(t, pkt) {
 				inert = false
 			}
@@ -119,18 +119,18 @@ func FuzzDatagram(f *testing.F) {
 		// Answers the prober sent go to whatever address the fuzzed
 		// datagram came from: drop them, and deliver what is left of
 		// the genuine replies.
-		h.inflight = slices.DeleteFunc(h.inflight, func(d datagram) bool { return d.from.Node == 0 })
+		h.Datagrams = slices.DeleteFunc(h.Datagrams, func(d worldtest.Datagram) bool { return d.From.Node == 0 })
 		h.flush()
 		if mode&4 == 0 {
 			blocks = h.p.Close()
 		} else if b := h.p.Close(); b != nil {
 			t.Fatalf("Close of a closed window handed over %d blocks", len(b))
 		}
-		checkBlocks(t, blocks, len(h.envs))
+		checkBlocks(t, blocks, h.Len())
 		if inert && fmt.Sprint(blocks) != fmt.Sprint(control) {
 			t.Errorf("a datagram dropped without effect changed the block:\n got %+v\nwant %+v", blocks, control)
 		}
-		for id := range world.NodeID(len(h.envs)) {
+		for id := range world.NodeID(h.Len()) {
 			if a := h.p.PeerAdvert(id); a.Valid && !sane(a) {
 				t.Errorf("node %d's advert kept: %+v", id, a)
 			}
@@ -141,30 +141,15 @@ func FuzzDatagram(f *testing.F) {
 // buildHostile is newHostile without a *testing.T, so that FuzzDatagram
 // can take its seeds from it; the fuzz function sets t.
 func buildHostile() *hostile {
-	n := &testNet{clock: 1e9, txLag: 30_000}
-	n.envs = []*testEnv{
-		{net: n, id: 0, peers: []world.NodeID{1}},
-		{net: n, id: 1, offset: 1e6, sourced: true},
-		{net: n, id: 2},
-	}
-	start := func(id world.NodeID) *Prober {
-		e := n.envs[id]
-		p, err := New(e, e.peers, time.Millisecond)
-		if err != nil {
-			panic(err)
-		}
-		return p
-	}
-	h := &hostile{testNet: n, p: start(0), q: start(1)}
+	n := newTestNet(nil)
+	n.AddNode()
+	h := &hostile{testNet: n, p: n.prober(0), q: n.prober(1)}
 	h.q.SetAdvert(goodAdvert)
 	h.p.Open(1, 1)
-	e := n.envs[0]
-	tm := e.timers[0]
-	e.timers, tm.stopped = e.timers[1:], true
-	tm.f()
+	n.fire(0)
 	n.deliverRequests()
-	if len(n.inflight) != 2 || n.inflight[0].kind() != kindReply || n.inflight[1].kind() != kindReply {
-		panic(fmt.Sprintf("in flight: %d datagrams, want the two replies", len(n.inflight)))
+	if len(n.Datagrams) != 2 || kindOf(n.Datagrams[0]) != kindReply || kindOf(n.Datagrams[1]) != kindReply {
+		panic(fmt.Sprintf("in flight: %d datagrams, want the two replies", len(n.Datagrams)))
 	}
 	return h
 }
@@ -190,12 +175,12 @@ func (h *hostile) answered() int {
 // datagram was dropped without effect on node 0's window.
 func (h *hostile) receiveFuzzed(t *testing.T, pkt world.Packet) (inert bool) {
 	t.Helper()
-	before, answeredBefore, sent := h.p.Stats(), h.answered(), len(h.inflight)
-	h.envs[0].handler(pkt)
+	before, answeredBefore, sent := h.p.Stats(), h.answered(), len(h.Datagrams)
+	h.Node(0).Receive(pkt)
 	after := h.p.Stats()
 	d := statsDelta(t, before, after)
 	taken := h.answered() - answeredBefore
-	answers := h.inflight[sent:]
+	answers := h.Datagrams[sent:]
 
 	if taken < 0 || taken > 1 {
 		t.Fatalf("%d probe slots completed by one datagram", taken)
@@ -228,7 +213,7 @@ func (h *hostile) receiveFuzzed(t *testing.T, pkt world.Packet) (inert bool) {
 	b := pkt.Data
 	wellFormed := len(b) == PacketSize && binary.BigEndian.Uint16(b) == 0x4353 && b[2] == 2
 	from := pkt.From.Node
-	inRange := from >= 0 && int(from) < len(h.envs)
+	inRange := from >= 0 && int(from) < h.Len()
 	switch {
 	case !wellFormed:
 		if parseMalformed != 1 {
@@ -248,9 +233,9 @@ func (h *hostile) receiveFuzzed(t *testing.T, pkt world.Packet) (inert bool) {
 			t.Fatalf("a request from %v: ProbesAnswered +%d, %d answers; want one", pkt.From, d.ProbesAnswered, len(answers))
 		}
 		a := answers[0]
-		if a.to != pkt.From || len(a.data) != PacketSize || a.data[3] != kindReply || !bytes.Equal(a.data[4:17], b[4:17]) ||
-			int64(binary.BigEndian.Uint64(a.data[20:])) != int64(pkt.RxTime) {
-			t.Fatalf("request %x from %v answered to %v with %x", b, pkt.From, a.to, a.data)
+		if a.To != pkt.From || len(a.Data) != PacketSize || a.Data[3] != kindReply || !bytes.Equal(a.Data[4:17], b[4:17]) ||
+			int64(binary.BigEndian.Uint64(a.Data[20:])) != int64(pkt.RxTime) {
+			t.Fatalf("request %x from %v answered to %v with %x", b, pkt.From, a.To, a.Data)
 		}
 		return true
 	case b[3] == kindReply:

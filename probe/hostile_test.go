@@ -7,6 +7,7 @@ import (
 
 	"github.com/chronosync/chronosync/probe/probelog"
 	"github.com/chronosync/chronosync/world"
+	"github.com/chronosync/chronosync/world/worldtest"
 )
 
 // The tests here feed a prober datagrams no honest peer sends (issue 18
@@ -35,14 +36,14 @@ type hostile struct {
 func newHostile(t *testing.T) *hostile {
 	t.Helper()
 	n := newTestNet(t)
-	n.envs = append(n.envs, &testEnv{net: n, id: 2})
+	n.AddNode()
 	h := &hostile{testNet: n, p: n.prober(0), q: n.prober(1)}
 	h.q.SetAdvert(goodAdvert)
 	h.p.Open(1, 1)
 	n.fire(0)
 	n.deliverRequests()
-	if len(n.inflight) != 2 || n.inflight[0].kind() != kindReply || n.inflight[1].kind() != kindReply {
-		t.Fatalf("in flight: %d datagrams, want the two replies", len(n.inflight))
+	if len(n.Datagrams) != 2 || kindOf(n.Datagrams[0]) != kindReply || kindOf(n.Datagrams[1]) != kindReply {
+		t.Fatalf("in flight: %d datagrams, want the two replies", len(n.Datagrams))
 	}
 	return h
 }
@@ -50,7 +51,7 @@ func newHostile(t *testing.T) *hostile {
 // decoded returns the in-flight reply at index i, decoded.
 func (h *hostile) decoded(i int) reply {
 	h.t.Helper()
-	r, err := parse(h.inflight[i].data)
+	r, err := parse(h.Datagrams[i].Data)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -59,15 +60,15 @@ func (h *hostile) decoded(i int) reply {
 
 // forge returns a copy of the in-flight reply at index i, edited and
 // coming from from.
-func (h *hostile) forge(i int, from world.Addr, edit func(*reply)) datagram {
+func (h *hostile) forge(i int, from world.Addr, edit func(*reply)) worldtest.Datagram {
 	h.t.Helper()
 	r := h.decoded(i)
 	if edit != nil {
 		edit(&r)
 	}
-	d := h.inflight[i]
-	d.from, d.data = from, make([]byte, PacketSize)
-	putReply(d.data, r)
+	d := h.Datagrams[i]
+	d.From, d.Data = from, make([]byte, PacketSize)
+	putReply(d.Data, r)
 	return d
 }
 
@@ -97,7 +98,7 @@ func control(t *testing.T) (probelog.Block, Stats) {
 func sameBlock(t *testing.T, got, want probelog.Block) {
 	t.Helper()
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("block:\n got %+v\nwant %+v (as without the hostile datagram)", got.Probes, want.Probes)
+		t.Errorf("block:\n got %+v\nwant %+v (as without the hostile worldtest.Datagram)", got.Probes, want.Probes)
 	}
 }
 
@@ -124,7 +125,7 @@ func TestReplyFromAnotherAddress(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHostile(t)
-			h.deliverCopy(h.forge(tc.reply, tc.from, tc.edit))
+			h.DeliverCopy(h.forge(tc.reply, tc.from, tc.edit))
 			if a := h.p.PeerAdvert(tc.from.Node); a.Valid {
 				t.Errorf("the spoofed reply's advert was taken: %+v", a)
 			}
@@ -150,16 +151,16 @@ func TestRequestFromAnotherPort(t *testing.T) {
 		n.prober(1)
 		p.Open(1, 1)
 		n.fire(0)
-		n.clock += hop
-		n.deliver(0) // the request 0/0; its reply waits behind the request 0/1
+		n.Clock += hop
+		n.Deliver(0) // the request 0/0; its reply waits behind the request 0/1
 		if forge {
-			n.envs[1].handler(world.Packet{From: world.Addr{Node: 0, Port: 9999}, To: world.Addr{Node: 1, Port: Port},
-				RxTime: world.Time(n.clock + n.envs[1].offset), Data: requestBytes(t, 1, 0, 1)})
-			last := len(n.inflight) - 1
-			if d := n.inflight[last]; d.to != (world.Addr{Node: 0, Port: 9999}) {
-				t.Fatalf("the forged request was answered to %v, want n0:9999", d.to)
+			n.Node(1).Receive(world.Packet{From: world.Addr{Node: 0, Port: 9999}, To: world.Addr{Node: 1, Port: Port},
+				RxTime: world.Time(n.Clock + n.Node(1).Offset), Data: requestBytes(t, 1, 0, 1)})
+			last := len(n.Datagrams) - 1
+			if d := n.Datagrams[last]; d.To != (world.Addr{Node: 0, Port: 9999}) {
+				t.Fatalf("the forged request was answered to %v, want n0:9999", d.To)
 			}
-			n.drop(last) // no prober listens on that port
+			n.Drop(last) // no prober listens on that port
 		}
 		n.flush()
 		b := p.Close()
@@ -198,7 +199,7 @@ func TestImplausibleReply(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHostile(t)
-			h.deliverCopy(h.forge(tc.reply, world.Addr{Node: 1, Port: Port}, tc.edit))
+			h.DeliverCopy(h.forge(tc.reply, world.Addr{Node: 1, Port: Port}, tc.edit))
 			if h.p.PeerAdvert(1).Valid {
 				t.Error("the implausible reply's advert was taken")
 			}
@@ -229,7 +230,7 @@ func TestImplausibleTransmitTimestamp(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHostile(t)
 			first := h.decoded(0)
-			h.inflight[1] = h.forge(1, world.Addr{Node: 1, Port: Port}, func(r *reply) { r.prev.t3 += tc.shift })
+			h.Datagrams[1] = h.forge(1, world.Addr{Node: 1, Port: Port}, func(r *reply) { r.prev.t3 += tc.shift })
 			b := h.finish()
 			if len(b.Probes) != 2 {
 				t.Fatalf("%d probes, want 2", len(b.Probes))
@@ -325,11 +326,11 @@ func TestAdverts(t *testing.T) {
 			if tc.closed {
 				h.p.Close()
 			}
-			h.deliverCopy(d)
+			h.DeliverCopy(d)
 			got := h.p.PeerAdvert(from.Node)
 			switch {
-			case tc.taken && got != d.advert(t):
-				t.Errorf("advert %+v, want the reply's %+v", got, d.advert(t))
+			case tc.taken && got != advertOf(t, d):
+				t.Errorf("advert %+v, want the reply's %+v", got, advertOf(t, d))
 			case !tc.taken && got.Valid:
 				t.Errorf("advert %+v taken, want none", got)
 			}
@@ -342,9 +343,9 @@ func TestAdverts(t *testing.T) {
 }
 
 // advert returns the advert a reply datagram carries.
-func (d datagram) advert(t *testing.T) Advert {
+func advertOf(t *testing.T, d worldtest.Datagram) Advert {
 	t.Helper()
-	r, err := parse(d.data)
+	r, err := parse(d.Data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,21 +361,21 @@ func TestSenderOutOfRange(t *testing.T) {
 			t.Run(fmt.Sprintf("%s from node %d", kind, id), func(t *testing.T) {
 				h := newHostile(t)
 				pkt := world.Packet{From: world.Addr{Node: id, Port: Port}, To: world.Addr{Node: 0, Port: Port},
-					RxTime: world.Time(h.clock), Data: h.inflight[0].data}
+					RxTime: world.Time(h.Clock), Data: h.Datagrams[0].Data}
 				if kind == "request" {
 					pkt.Data = requestBytes(t, 1, 0, 0)
 				}
-				before := len(h.inflight)
+				before := len(h.Datagrams)
 				func() {
 					defer func() {
 						if r := recover(); r != nil {
 							t.Fatalf("panic: %v", r)
 						}
 					}()
-					h.envs[0].handler(pkt)
+					h.Node(0).Receive(pkt)
 				}()
-				if len(h.inflight) != before {
-					t.Errorf("%d datagrams sent in answer, want none", len(h.inflight)-before)
+				if len(h.Datagrams) != before {
+					t.Errorf("%d datagrams sent in answer, want none", len(h.Datagrams)-before)
 				}
 				st := h.p.Stats()
 				if st.BadNode != 1 || st.RepliesReceived != 0 || st.ProbesAnswered != 0 {

@@ -11,13 +11,13 @@ import (
 // deliverRequests delivers every request in flight, in order, advancing the
 // clock 1 µs before each; replies stay in flight.
 func (n *testNet) deliverRequests() {
-	for i := 0; i < len(n.inflight); {
-		if n.inflight[i].kind() != kindRequest {
+	for i := 0; i < len(n.Datagrams); {
+		if kindOf(n.Datagrams[i]) != kindRequest {
 			i++
 			continue
 		}
-		n.clock += hop
-		n.deliver(i)
+		n.Clock += hop
+		n.Deliver(i)
 	}
 }
 
@@ -80,7 +80,7 @@ func TestInterleavedT3(t *testing.T) {
 			n.fire(0)
 			n.fire(0)
 			n.deliverRequests()
-			n.drop(1) // the reply to pair 0 slot 1, which carried pair 0 slot 0's timestamp
+			n.Drop(1) // the reply to pair 0 slot 1, which carried pair 0 slot 0's timestamp
 			n.flush()
 		},
 		want:  []want{{0, 0, u, 0}, {1, 0, k, 30_000}, {1, 1, u, 0}},
@@ -90,8 +90,8 @@ func TestInterleavedT3(t *testing.T) {
 		script: func(n *testNet, p *Prober) {
 			n.fire(0)
 			n.deliverRequests()
-			n.deliver(1)
-			n.deliver(0)
+			n.Deliver(1)
+			n.Deliver(0)
 		},
 		want:  []want{{0, 0, k, 30_000}, {0, 1, u, 0}},
 		stats: [4]int{1, 1, 0, 0},
@@ -99,10 +99,10 @@ func TestInterleavedT3(t *testing.T) {
 		name: "a request duplicated back to back: the responder carries neither reply's timestamp",
 		script: func(n *testNet, p *Prober) {
 			n.fire(0)
-			n.clock += hop
-			n.deliverCopy(n.inflight[0])
+			n.Clock += hop
+			n.DeliverCopy(n.Datagrams[0])
 			n.deliverRequests()
-			n.drop(0) // the first reply: the requester sees only the second
+			n.Drop(0) // the first reply: the requester sees only the second
 			n.fire(0)
 			n.flush()
 		},
@@ -112,10 +112,10 @@ func TestInterleavedT3(t *testing.T) {
 		name: "a request duplicated later: the requester, with two different replies, uses neither timestamp",
 		script: func(n *testNet, p *Prober) {
 			n.fire(0)
-			first := n.inflight[0]
+			first := n.Datagrams[0]
 			n.deliverRequests() // replies 0/0 and 0/1, which carries 0/0's timestamp
-			n.clock += hop
-			n.deliverCopy(first) // a second reply to 0/0, carrying 0/1's timestamp
+			n.Clock += hop
+			n.DeliverCopy(first) // a second reply to 0/0, carrying 0/1's timestamp
 			n.fire(0)
 			n.flush() // pair 1's first reply carries the second 0/0 reply's timestamp
 		},
@@ -126,7 +126,7 @@ func TestInterleavedT3(t *testing.T) {
 		script: func(n *testNet, p *Prober) {
 			n.fire(0)
 			n.deliverRequests()
-			n.deliverCopy(n.inflight[0])
+			n.DeliverCopy(n.Datagrams[0])
 			n.flush()
 		},
 		want:  []want{{0, 0, k, 30_000}, {0, 1, u, 0}},
@@ -164,18 +164,18 @@ func TestInterleavedT3(t *testing.T) {
 		script: func(n *testNet, p *Prober) {
 			n.fire(0)
 			n.deliverRequests()
-			stale := n.inflight[1] // window 1's reply to 0/1
-			n.drop(1)
+			stale := n.Datagrams[1] // window 1's reply to 0/1
+			n.Drop(1)
 			n.flush()
 			p.Close()
 			p.Open(2, 2)
 			n.fire(0)
 			n.deliverRequests()
-			n.deliver(0) // 0/0 of window 2
+			n.Deliver(0) // 0/0 of window 2
 			// The responder's next reply, to a request of window 1
 			// arriving late, carries window 2's 0/1 timestamp.
-			n.clock += hop
-			n.envs[1].handler(world.Packet{From: stale.to, To: stale.from, RxTime: 0,
+			n.Clock += hop
+			n.Node(1).Receive(world.Packet{From: stale.To, To: stale.From, RxTime: 0,
 				Data: requestBytes(t, 1, 0, 1)})
 			n.flush()
 		},
@@ -185,7 +185,7 @@ func TestInterleavedT3(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			n := newTestNet(t)
-			n.envs[1].sources, n.envs[1].sourced = tc.sources, !tc.plain
+			n.Node(1).Sources, n.Node(1).Sourced = tc.sources, !tc.plain
 			p := n.prober(0)
 			n.prober(1)
 			p.Open(1, 1)

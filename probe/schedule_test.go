@@ -5,12 +5,17 @@ import (
 	"time"
 
 	"github.com/chronosync/chronosync/world"
+	"github.com/chronosync/chronosync/world/worldtest"
 )
 
-// atEnv is a testEnv whose timers may fire late (world.AbsoluteTimers): it
+// handNode is a node of the shared hand-driven net (an alias, so that
+// embedding it keeps its Node method).
+type handNode = worldtest.Node
+
+// atEnv is a worldtest.Node whose timers may fire late (world.AbsoluteTimers): it
 // records the host times the prober arms its ticks at.
 type atEnv struct {
-	*testEnv
+	*handNode
 	armedAt []int64
 }
 
@@ -40,15 +45,15 @@ func TestScheduleAbsolute(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := newTestNet(t)
-			e := &atEnv{testEnv: n.envs[0]}
-			p, err := New(e, e.peers, time.Millisecond)
+			e := &atEnv{handNode: n.Node(0)}
+			p, err := New(e, e.PeerIDs, time.Millisecond)
 			if err != nil {
 				t.Fatal(err)
 			}
 			start := p.Open(1, 1)
 			due := start
 			for i, late := range tc.late {
-				n.clock = due - e.offset + late
+				n.Clock = due - e.Offset + late
 				n.fire(0)
 				if i < len(e.armedAt) {
 					due = e.armedAt[i]

@@ -33,7 +33,7 @@ func TestSpreads(t *testing.T) {
 	if len(got["ar"]) != 2 || got["ar"][0] != want[0] || got["ar"][1] != want[1] {
 		t.Errorf("spreads %v, want %v", got["ar"], want)
 	}
-	if m := median([]float64{5, 1, 3, 2}); m != 2 {
-		t.Errorf("median %g, want 2 (the lower middle)", m)
+	if m := lowerMedian([]float64{5, 1, 3, 2}); m != 2 {
+		t.Errorf("lowerMedian %g, want 2 (the lower middle)", m)
 	}
 }

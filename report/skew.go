@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/chronosync/chronosync/analysis/combine"
+	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/analysis/validate"
 	"github.com/chronosync/chronosync/trace/xspace"
 )
@@ -72,7 +73,7 @@ func (r *Run) loadSkew() error {
 	for _, k := range keys {
 		rs, cs := rawS[k], combS[k]
 		r.Skew = append(r.Skew, Skew{Key: k, Invocations: min(len(rs), len(cs)),
-			RawP50: median(rs), RawMax: slices.Max(rs), CombinedP50: median(cs), CombMax: slices.Max(cs)})
+			RawP50: lowerMedian(rs), RawMax: slices.Max(rs), CombinedP50: lowerMedian(cs), CombMax: slices.Max(cs)})
 	}
 	return nil
 }
@@ -131,9 +132,6 @@ func lens(s [][]int64) []int {
 	return out
 }
 
-// median is the middle value of xs (the lower of the two middle ones).
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[(len(s)-1)/2]
-}
+// lowerMedian is the middle value of xs (the lower of the two middle
+// ones); xs is not changed.
+func lowerMedian(xs []float64) float64 { return stats.Select(slices.Clone(xs), (len(xs)-1)/2) }

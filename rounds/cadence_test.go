@@ -1,12 +1,7 @@
 package rounds
 
 import (
-	"bytes"
-	"errors"
-	"log/slog"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,78 +10,18 @@ import (
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/rounds/wire"
 	"github.com/chronosync/chronosync/world"
+	"github.com/chronosync/chronosync/world/worldtest"
 )
 
-// agentEnv is a hand-driven world.Env for one agent node (node 0 of two,
-// probing node 1, node 1 the master): its clock stands still, timers wait
-// until the test fires them, datagrams go nowhere, and its log is kept.
-type agentEnv struct {
-	timers []*agentTimer
-	log    bytes.Buffer
-	stream *agentStream
-}
-
-type agentTimer struct {
-	d       time.Duration
-	f       func()
-	stopped bool
-}
-
-func (t *agentTimer) Stop() bool { s := t.stopped; t.stopped = true; return !s }
-
-type agentClock struct{}
-
-func (agentClock) Now() world.Time { return 1e9 }
-
-// agentPacketConn is the prober's endpoint: it accepts every datagram.
-type agentPacketConn struct{}
-
-func (agentPacketConn) LocalAddr() world.Addr { return world.Addr{Node: 0} }
-func (agentPacketConn) Send(world.Addr, []byte) (world.Time, error) {
-	return agentClock{}.Now(), nil
-}
-func (agentPacketConn) Close() error { return nil }
-
-// agentStream is the node's stream to the master.
-type agentStream struct{}
-
-func (*agentStream) LocalAddr() world.Addr  { return world.Addr{Node: 0} }
-func (*agentStream) RemoteAddr() world.Addr { return world.Addr{Node: 1, Port: Port} }
-func (*agentStream) Send([]byte) error      { return nil }
-func (*agentStream) Close() error           { return nil }
-
-func (e *agentEnv) Node() world.NodeID    { return 0 }
-func (e *agentEnv) Nodes() int            { return 2 }
-func (e *agentEnv) Peers() []world.NodeID { return []world.NodeID{1} }
-func (e *agentEnv) Host() world.Clock     { return agentClock{} }
-func (e *agentEnv) Tracer() world.Clock   { return agentClock{} }
-func (e *agentEnv) Rand() *rand.Rand      { return rand.New(rand.NewPCG(1, 2)) }
-func (e *agentEnv) Logger() *slog.Logger  { return slog.New(slog.NewTextHandler(&e.log, nil)) }
-
-func (e *agentEnv) AfterFunc(d time.Duration, f func()) world.Timer {
-	t := &agentTimer{d: d, f: f}
-	e.timers = append(e.timers, t)
-	return t
-}
-
-func (e *agentEnv) ListenPacket(uint16, world.PacketHandler) (world.PacketConn, error) {
-	return agentPacketConn{}, nil
-}
-
-func (e *agentEnv) Listen(uint16, world.StreamHandler) (world.Listener, error) {
-	return nil, errors.New("an agent does not listen")
-}
-
-func (e *agentEnv) Dial(world.Addr, world.StreamHandler) (world.Stream, error) {
-	e.stream = &agentStream{}
-	return e.stream, nil
-}
-
-// pending returns the timers not yet fired or stopped, and forgets the
-// others.
-func (e *agentEnv) pending() []*agentTimer {
-	e.timers = slices.DeleteFunc(e.timers, func(t *agentTimer) bool { return t.stopped })
-	return e.timers
+// agentNet is the shared hand-driven net (worldtest.Net) set up for one
+// agent node (node 0 of two, probing node 1, node 1 the master): its clock
+// stands still, timers wait until the test fires them, datagrams and
+// stream frames stay in flight, and its log is kept.
+func agentNet() (*worldtest.Net, *worldtest.Node) {
+	net := worldtest.NewNet(2)
+	nd := net.Node(0)
+	nd.PeerIDs = []world.NodeID{1}
+	return net, nd
 }
 
 // agentConfig is a rounds-mode configuration: node 1 the master, node 0
@@ -172,7 +107,7 @@ func TestRoundStartTiming(t *testing.T) {
 			if tc.config != nil {
 				tc.config(&cfg)
 			}
-			env := &agentEnv{}
+			_, env := agentNet()
 			n := New(cfg, 1, nil)
 			if err := n.Start(env); err != nil {
 				t.Fatal(err)
@@ -184,7 +119,7 @@ func TestRoundStartTiming(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				agentConn{n}.OnMessage(env.stream, msg)
+				agentConn{n}.OnMessage(n.conn, msg)
 			}
 			if n.length != tc.window || n.Prober().Cadence() != tc.cadence {
 				t.Errorf("window %v, cadence %v; want %v, %v", n.length, n.Prober().Cadence(), tc.window, tc.cadence)
@@ -192,7 +127,7 @@ func TestRoundStartTiming(t *testing.T) {
 			if got := n.Stats().RefusedTiming; got != tc.refused {
 				t.Errorf("RefusedTiming %d, want %d", got, tc.refused)
 			}
-			log := env.log.String()
+			log := env.Log.String()
 			if got := strings.Count(log, "level=ERROR"); got != tc.refused {
 				t.Errorf("%d errors logged, want %d:\n%s", got, tc.refused, log)
 			}
@@ -207,23 +142,22 @@ func TestRoundStartTiming(t *testing.T) {
 			}
 			// The round runs: its first tick sends a pair and arms the
 			// next one a cadence later (one peer), never sooner.
-			var tick *agentTimer
-			for _, tm := range env.pending() {
-				if tm.d == 0 {
+			var tick *worldtest.Timer
+			for _, tm := range env.Pending() {
+				if tm.D == 0 {
 					tick = tm
 				}
 			}
 			if tick == nil {
 				t.Fatal("the round's window did not start probing")
 			}
-			before := len(env.pending())
-			tick.stopped = true
-			tick.f()
-			next := env.pending()
+			before := len(env.Pending())
+			tick.Run()
+			next := env.Pending()
 			if len(next) != before {
 				t.Fatalf("%d timers pending after the tick, want %d", len(next), before)
 			}
-			if d := next[len(next)-1].d; d != tc.cadence {
+			if d := next[len(next)-1].D; d != tc.cadence {
 				t.Errorf("next tick armed %v later, want the cadence %v", d, tc.cadence)
 			}
 			if n.Prober().Stats().PairsSent != 1 {

@@ -1,8 +1,6 @@
 package rounds
 
 import (
-	"bytes"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -11,18 +9,6 @@ import (
 	"github.com/chronosync/chronosync/rounds/wire"
 	"github.com/chronosync/chronosync/world"
 )
-
-// helloEnv is hostileEnv with a clock the test moves.
-type helloEnv struct {
-	hostileEnv
-	now int64
-}
-
-func (e *helloEnv) Host() world.Clock { return helloClock{&e.now} }
-
-type helloClock struct{ now *int64 }
-
-func (c helloClock) Now() world.Time { return world.Time(*c.now) }
 
 // quietStream is an accepted stream that records whether it was closed.
 type quietStream struct {
@@ -40,8 +26,7 @@ func (s *quietStream) Send([]byte) error      { return nil }
 // hello stays, and a flood of silent connections holds at most maxPending
 // per node: the oldest goes first.
 func TestSilentConnections(t *testing.T) {
-	var log bytes.Buffer
-	env := &helloEnv{hostileEnv: hostileEnv{nodes: 2, log: slog.New(slog.NewTextHandler(&log, nil))}}
+	net, env := masterNet(2)
 	nodes := []world.NodeID{0, 1}
 	n := &Node{cfg: Config{Mode: ModeRounds, Cadence: time.Millisecond, Window: time.Second, Rounds: 1,
 		Nodes: nodes, Participants: nodes, GatherDeadline: 100 * time.Millisecond, Heartbeat: 100 * time.Millisecond, MaxFrame: 1 << 20},
@@ -60,17 +45,17 @@ func TestSilentConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.OnMessage(greeter, hello)
-	env.now += int64(2 * n.cfg.Heartbeat)
+	net.Clock += int64(2 * n.cfg.Heartbeat)
 	m.heartbeat()
 	if silent.closed || greeter.closed {
 		t.Fatalf("after 2 heartbeats: silent closed %v, greeter closed %v; want both open", silent.closed, greeter.closed)
 	}
-	beat, err := wire.Marshal(&syncpb.Envelope{Body: &syncpb.Envelope_Heartbeat{Heartbeat: &syncpb.Heartbeat{SentNs: env.now}}}, 1<<20)
+	beat, err := wire.Marshal(&syncpb.Envelope{Body: &syncpb.Envelope_Heartbeat{Heartbeat: &syncpb.Heartbeat{SentNs: net.Clock}}}, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.OnMessage(greeter, beat) // the node keeps its connection alive
-	env.now += int64(2 * n.cfg.Heartbeat)
+	net.Clock += int64(2 * n.cfg.Heartbeat)
 	m.heartbeat()
 	if !silent.closed {
 		t.Error("a stream silent for 4 heartbeats is still open")
@@ -78,8 +63,8 @@ func TestSilentConnections(t *testing.T) {
 	if greeter.closed {
 		t.Error("the stream that said hello was closed")
 	}
-	if !strings.Contains(log.String(), "closing connection: no hello") {
-		t.Errorf("log lacks the closed silent stream:\n%s", log.String())
+	if !strings.Contains(env.Log.String(), "closing connection: no hello") {
+		t.Errorf("log lacks the closed silent stream:\n%s", env.Log.String())
 	}
 	flood := make([]*quietStream, maxPending*2+1)
 	for i := range flood {

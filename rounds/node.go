@@ -67,6 +67,14 @@ type Node struct {
 
 	env    world.Env
 	prober *probe.Prober
+	// tick and report are the node's role, chosen once at Start as etcd
+	// raft sets r.tick and r.step when a node changes role, instead of
+	// asking at every turn which role the node plays: tick runs at each
+	// heartbeat (nil in consensus mode, which has none), report takes the
+	// fits of each window the node closes. See becomeAgent, becomeMaster
+	// and becomeConsensus.
+	tick   func()
+	report func(data *syncpb.NodeWindowData)
 	master *master      // on the master node only
 	conn   world.Stream // to the master; nil while disconnected
 	heard  int64        // when the master was last heard from, local clock
@@ -76,7 +84,6 @@ type Node struct {
 	length  time.Duration
 	rotate  world.Timer // Variant A: the local window timer
 	retries int
-	cons    *consensus
 	stats   NodeStats
 	agent   agentState // of the current connection to the master
 }
@@ -109,7 +116,7 @@ func (n *Node) Start(env world.Env) error {
 	n.prober = p
 	switch {
 	case n.cfg.Mode == ModeConsensus:
-		n.cons = newConsensus(n)
+		n.becomeConsensus()
 		if n.participant() {
 			n.openWindow(n.cfg.LastRound + 1) // after a restarted node's own records
 		}
@@ -119,12 +126,36 @@ func (n *Node) Start(env world.Env) error {
 		if err != nil {
 			return err
 		}
-		n.master = m
+		n.becomeMaster(m)
 	default:
+		n.becomeAgent()
 		n.dial()
 	}
 	env.AfterFunc(n.cfg.Heartbeat, n.heartbeat)
 	return nil
+}
+
+// becomeConsensus makes the node a consensus node: no master, no
+// heartbeat; each window's fits move its own clock correction.
+func (n *Node) becomeConsensus() {
+	n.tick = nil
+	n.report = newConsensus(n).update
+}
+
+// becomeMaster makes the node the master's node: its heartbeat is the
+// master's, and its own reports reach the master by a direct call.
+func (n *Node) becomeMaster(m *master) {
+	n.master = m
+	n.tick = m.heartbeat
+	n.report = n.reportLocal
+}
+
+// becomeAgent makes the node an agent of the master on another node: its
+// heartbeat keeps the stream to the master alive, and its reports go on
+// it.
+func (n *Node) becomeAgent() {
+	n.tick = n.agentTick
+	n.report = n.reportRemote
 }
 
 func (n *Node) participant() bool { return len(n.prober.Peers()) > 0 }
@@ -141,14 +172,16 @@ func (n *Node) dial() {
 	n.heard = int64(n.env.Host().Now())
 }
 
-// heartbeat keeps the master connection alive and drops it when the master
-// has been silent for three heartbeats.
+// heartbeat runs the role's tick every heartbeat.
 func (n *Node) heartbeat() {
 	n.env.AfterFunc(n.cfg.Heartbeat, n.heartbeat)
-	if n.master != nil {
-		n.master.heartbeat()
-		return
-	}
+	n.tick()
+}
+
+// agentTick is an agent's heartbeat: it drops the master connection when
+// the master has been silent for three heartbeats, and otherwise sends a
+// heartbeat on it.
+func (n *Node) agentTick() {
 	if n.conn == nil {
 		return
 	}
@@ -291,21 +324,25 @@ func (n *Node) closeWindow() {
 	}
 	data := FitWindow(int(n.env.Node()), n.incarnation, blocks, n.cfg.Estimate)
 	n.obs.Window(n.env.Node(), blocks, data)
-	if n.cons != nil {
-		n.cons.update(data)
-		return
-	}
-	env := &syncpb.Envelope{Body: &syncpb.Envelope_Window{Window: data}}
+	n.report(data)
+}
+
+// reportLocal hands the master's own node's report to the master, by a
+// direct call after the current callback, with the size it would have on
+// the wire.
+func (n *Node) reportLocal(data *syncpb.NodeWindowData) {
 	n.agent.sawReport(data)
-	if n.master != nil {
-		b, err := wire.Marshal(env, n.cfg.MaxFrame)
-		if err == nil {
-			m := n.master
-			n.env.AfterFunc(0, func() { m.report(int(n.env.Node()), data, len(b)) })
-		}
-		return
+	b, err := wire.Marshal(&syncpb.Envelope{Body: &syncpb.Envelope_Window{Window: data}}, n.cfg.MaxFrame)
+	if err == nil {
+		m := n.master
+		n.env.AfterFunc(0, func() { m.report(int(n.env.Node()), data, len(b)) })
 	}
-	n.send(env)
+}
+
+// reportRemote sends an agent's report to the master.
+func (n *Node) reportRemote(data *syncpb.NodeWindowData) {
+	n.agent.sawReport(data)
+	n.send(&syncpb.Envelope{Body: &syncpb.Envelope_Window{Window: data}})
 }
 
 // agentConn is the handler of the node's stream to the master.

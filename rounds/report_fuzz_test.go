@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -313,7 +312,8 @@ func newFuzzRound(t *testing.T) *fuzzRound {
 		GraphCalc: graphcalc.Options{MaxRejectRounds: -1},
 	}
 	obs := &roundCatcher{}
-	n := &Node{cfg: cfg, obs: obs, env: &hostileEnv{nodes: len(nodes), log: slog.New(slog.DiscardHandler)}}
+	_, env := masterNet(len(nodes))
+	n := &Node{cfg: cfg, obs: obs, env: env}
 	m, err := newMaster(n)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package rounds
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"math"
@@ -15,33 +14,19 @@ import (
 	"github.com/chronosync/chronosync/probe/probelog"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/world"
+	"github.com/chronosync/chronosync/world/worldtest"
 )
 
-// hostileEnv is the master node's world in these tests: a clock that
-// stands still, timers that never fire and a log in a buffer. The other
-// methods of world.Env are nil and panic: the master must not need them.
-type hostileEnv struct {
-	world.Env
-	nodes int
-	log   *slog.Logger
+// masterNet returns a shared hand-driven net (worldtest.Net) of nodes
+// nodes and its node 0, the master node's world in these tests: its clock
+// reads 0 and stands still until the test moves it, timers wait until the
+// test fires them, and its log (debug lines included) is kept.
+func masterNet(nodes int) (*worldtest.Net, *worldtest.Node) {
+	net := worldtest.NewNet(nodes)
+	net.Clock = 0
+	net.LogLevel = slog.LevelDebug
+	return net, net.Node(0)
 }
-
-func (e *hostileEnv) Node() world.NodeID                                         { return 0 }
-func (e *hostileEnv) Nodes() int                                                 { return e.nodes }
-func (e *hostileEnv) Host() world.Clock                                          { return stillClock{} }
-func (e *hostileEnv) AfterFunc(time.Duration, func()) world.Timer                { return idleTimer{} }
-func (e *hostileEnv) Listen(uint16, world.StreamHandler) (world.Listener, error) { return nil, nil }
-func (e *hostileEnv) Logger() *slog.Logger                                       { return e.log }
-
-// stillClock always reads 0.
-type stillClock struct{}
-
-func (stillClock) Now() world.Time { return 0 }
-
-// idleTimer never fires.
-type idleTimer struct{}
-
-func (idleTimer) Stop() bool { return true }
 
 // openStream stands for a node's connection: the master only asks whether
 // there is one.
@@ -96,14 +81,8 @@ func honestReports() []sent {
 // returns the round and the master's log.
 func runHostileRound(t *testing.T, reports []sent) (*RoundReport, string) {
 	t.Helper()
-	var log bytes.Buffer
-	h := slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-		if a.Key == slog.TimeKey {
-			return slog.Attr{}
-		}
-		return a
-	}})
 	nodes := []world.NodeID{0, 1, 2, 3}
+	_, env := masterNet(len(nodes))
 	cfg := Config{
 		Mode: ModeRounds, Estimate: estimate.Options{Kind: estimate.SVM},
 		Cadence: time.Millisecond, Window: time.Second, Rounds: 1,
@@ -111,7 +90,7 @@ func runHostileRound(t *testing.T, reports []sent) (*RoundReport, string) {
 		GraphCalc: graphcalc.Options{MaxRejectRounds: -1},
 	}
 	obs := &roundCatcher{}
-	n := &Node{cfg: cfg, obs: obs, env: &hostileEnv{nodes: len(nodes), log: slog.New(h)}}
+	n := &Node{cfg: cfg, obs: obs, env: env}
 	m, err := newMaster(n)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +107,7 @@ func runHostileRound(t *testing.T, reports []sent) (*RoundReport, string) {
 	if obs.r == nil {
 		t.Fatal("no round solved")
 	}
-	return obs.r, log.String()
+	return obs.r, env.Log.String()
 }
 
 // TestHostileReports: one node's report can neither fake another node's

@@ -2,7 +2,6 @@ package rounds
 
 import (
 	"bytes"
-	"log/slog"
 	"math"
 	"reflect"
 	"strings"
@@ -15,34 +14,17 @@ import (
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/rounds/wire"
 	"github.com/chronosync/chronosync/world"
+	"github.com/chronosync/chronosync/world/worldtest"
 )
 
-// resultEnv is a node's world in these tests: hostileEnv as node id, with
-// a clock the test sets and the zero-delay callbacks (the master's hand-off
-// to its own node) queued for the test to run.
-type resultEnv struct {
-	hostileEnv
-	id    world.NodeID
-	now   int64
-	queue []func()
-}
-
-func (e *resultEnv) Node() world.NodeID { return e.id }
-func (e *resultEnv) Host() world.Clock  { return helloClock{&e.now} }
-func (e *resultEnv) AfterFunc(d time.Duration, f func()) world.Timer {
-	if d == 0 {
-		e.queue = append(e.queue, f)
-	}
-	return idleTimer{}
-}
-
-// run runs the queued callbacks.
-func (e *resultEnv) run() {
-	for len(e.queue) > 0 {
-		f := e.queue[0]
-		e.queue = e.queue[1:]
-		f()
-	}
+// resultNet returns a shared hand-driven net (worldtest.Net) of four
+// nodes and its node id, a node's world in these tests: a clock the test
+// sets (at now), and timers (the master's zero-delay hand-off to its own
+// node among them) that wait for the test to run them.
+func resultNet(id world.NodeID, now int64) (*worldtest.Net, *worldtest.Node) {
+	net, _ := masterNet(4)
+	net.Clock = now
+	return net, net.Node(id)
 }
 
 // modelCatcher is an observer that takes models: every model of every
@@ -78,7 +60,7 @@ func resultConfig() Config {
 // resultRound is round 1 of resultConfig gathered by a master on node 0
 // whose other nodes' connections record what it sends them.
 type resultRound struct {
-	env   *resultEnv
+	net   *worldtest.Net
 	obs   *modelCatcher // the master node's observer
 	m     *master
 	conns [4]*echoStream
@@ -90,16 +72,16 @@ type resultRound struct {
 func newResultRound(t *testing.T, asking ...world.NodeID) *resultRound {
 	t.Helper()
 	cfg := resultConfig()
-	env := &resultEnv{hostileEnv: hostileEnv{nodes: len(cfg.Nodes), log: slog.New(slog.DiscardHandler)}}
+	net, env := resultNet(0, 0)
 	obs := &modelCatcher{}
 	n := &Node{cfg: cfg, obs: obs, env: env}
 	m, err := newMaster(n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.master = m
+	n.becomeMaster(m)
 	m.started = true // no ROUND_START when the last node joins: the test sets the round
-	rr := &resultRound{env: env, obs: obs, m: m}
+	rr := &resultRound{net: net, obs: obs, m: m}
 	for _, id := range cfg.Nodes[1:] {
 		s := &echoStream{from: world.Addr{Node: id, Port: 40000}}
 		rr.conns[id] = s
@@ -138,7 +120,7 @@ func (rr *resultRound) solve(t *testing.T, reports []sent) *RoundReport {
 		rr.m.report(s.from, s.d, 0)
 	}
 	rr.m.finish()
-	rr.env.run()
+	rr.net.Advance(0) // the master's hand-off to its own node
 	if rr.obs.r == nil {
 		t.Fatal("no round finished")
 	}
@@ -149,16 +131,15 @@ func (rr *resultRound) solve(t *testing.T, reports []sent) *RoundReport {
 // seen round 1 start and reported d in it.
 func resultAgent(t *testing.T, id world.NodeID, d *syncpb.NodeWindowData) (*Node, *modelCatcher, *echoStream, *bytes.Buffer) {
 	t.Helper()
-	var log bytes.Buffer
 	obs := &modelCatcher{}
-	env := &resultEnv{hostileEnv: hostileEnv{nodes: 4, log: slog.New(slog.NewTextHandler(&log, nil))}, id: id, now: 5e9}
+	_, env := resultNet(id, 5e9)
 	conn := &echoStream{from: world.Addr{Node: 0, Port: Port}}
 	n := &Node{cfg: resultConfig(), obs: obs, env: env, conn: conn}
 	n.agent.sawStart(1, 1e9)
 	if d != nil {
 		n.agent.sawReport(d)
 	}
-	return n, obs, conn, &log
+	return n, obs, conn, &env.Log
 }
 
 // TestRoundResults: after a solved round every node that asked for it
@@ -450,7 +431,7 @@ func BenchmarkTakeResult(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	env := &resultEnv{hostileEnv: hostileEnv{nodes: 4, log: slog.New(slog.DiscardHandler)}, id: 1}
+	_, env := resultNet(1, 0)
 	conn := &echoStream{from: world.Addr{Node: 0, Port: Port}}
 	n := &Node{cfg: resultConfig(), obs: nopModelObserver{}, env: env, conn: conn}
 	n.agent.sawStart(1, 0)

@@ -8,7 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/chronosync/chronosync/model/netem"
-	"github.com/chronosync/chronosync/phasegap"
+	"github.com/chronosync/chronosync/phasegap/params"
 )
 
 // Default values the decoder fills in for keys that are not written.
@@ -67,27 +67,16 @@ const (
 	defaultPhasegapPort = 7300
 )
 
-// defaultPhasegap is the phasegap workload's settings where a file writes
-// none: phasegap.DefaultParams for the benchmark's parameters, no costs
-// file (the model's default costs).
+// DefaultPhasegap is the phasegap workload's settings where a file writes
+// none: params.DefaultSettings for the benchmark's parameters, no costs
+// file (the model's default costs), 50 traced iterations, port 7300. Code
+// that builds a phasegap scenario starts from it.
+func DefaultPhasegap() Phasegap { return defaultPhasegap() }
+
+// defaultPhasegap is DefaultPhasegap.
 func defaultPhasegap() Phasegap {
-	p := phasegap.DefaultParams()
 	return Phasegap{
-		Mode:       p.Mode,
-		Threads:    p.Threads,
-		N:          p.N,
-		Halo:       p.Halo,
-		Kernel:     p.Kernel,
-		Radius:     p.Radius,
-		Timesteps:  p.Timesteps,
-		Flops:      p.Flops,
-		Bytes:      p.Bytes,
-		Iters:      p.Iters,
-		Warmup:     p.Warmup,
-		PollEvery:  p.PollEvery,
-		Schedule:   p.Schedule,
-		Chunk:      p.Chunk,
-		Progress:   p.Progress,
+		Settings:   params.DefaultSettings(),
 		TraceIters: defaultPhasegapTraceIters,
 		Port:       defaultPhasegapPort,
 	}
@@ -266,11 +255,17 @@ var trainingKeys = []string{"steps", "collectives_per_step", "compute_per_step",
 	"start_delay", "port", "snapshot_period", "snapshot_capacity", "snapshot_burst", "kineto"}
 
 // phasegapKeys are the keys of a phasegap workload besides kind, in the
-// order Marshal writes them: `chronosync phasegap`'s flags, then the
-// simulation's own (costs, trace_iters, port).
-var phasegapKeys = []string{"mode", "threads", "N", "halo", "kernel", "radius", "timesteps",
-	"flops_per_point", "bytes_per_point", "iters", "warmup", "poll_every", "omp_schedule",
-	"omp_chunk", "progress", "costs", "trace_iters", "port"}
+// order Marshal writes them: the scenario's fields of package params's
+// table, then the simulation's own (costs, trace_iters, port).
+var phasegapKeys = func() []string {
+	var keys []string
+	for _, f := range params.Fields() {
+		if f.Scenario {
+			keys = append(keys, f.Key)
+		}
+	}
+	return append(keys, "costs", "trace_iters", "port")
+}()
 
 // workloadKeys are the keys a workload of the given kind may have. An
 // unknown kind allows every key, so that the only error reported is the
@@ -352,21 +347,17 @@ func (d *decoder) workload(n *yaml.Node, path string) Workload {
 // phasegap decodes the keys of a phasegap workload into *p, which holds
 // the defaults.
 func (d *decoder) phasegap(m map[string]*yaml.Node, path string, p *Phasegap) {
-	field(m, path, "mode", d.str, &p.Mode)
-	field(m, path, "threads", d.integer, &p.Threads)
-	field(m, path, "N", d.integer, &p.N)
-	field(m, path, "halo", d.integer, &p.Halo)
-	field(m, path, "kernel", d.str, &p.Kernel)
-	field(m, path, "radius", d.integer, &p.Radius)
-	field(m, path, "timesteps", d.integer, &p.Timesteps)
-	field(m, path, "flops_per_point", d.integer, &p.Flops)
-	field(m, path, "bytes_per_point", d.integer, &p.Bytes)
-	field(m, path, "iters", d.integer, &p.Iters)
-	field(m, path, "warmup", d.integer, &p.Warmup)
-	field(m, path, "poll_every", d.integer, &p.PollEvery)
-	field(m, path, "omp_schedule", d.str, &p.Schedule)
-	field(m, path, "omp_chunk", d.integer, &p.Chunk)
-	field(m, path, "progress", d.str, &p.Progress)
+	q := params.Params{Settings: p.Settings}
+	for _, f := range params.Fields() {
+		switch {
+		case !f.Scenario:
+		case f.Int != nil:
+			field(m, path, f.Key, d.integer, f.Int(&q))
+		case f.Str != nil:
+			field(m, path, f.Key, d.str, f.Str(&q))
+		}
+	}
+	p.Settings = q.Settings
 	field(m, path, "costs", d.str, &p.Costs)
 	p.CostsPath = p.Costs
 	if p.Costs != "" && d.dir != "" && !filepath.IsAbs(p.Costs) {

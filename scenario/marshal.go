@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/chronosync/chronosync/model/netem"
+	"github.com/chronosync/chronosync/phasegap/params"
 )
 
 // Marshal returns the scenario as a YAML scenario file that [Parse] reads
@@ -359,21 +360,16 @@ func workloadNode(w Workload) *yaml.Node {
 // addPhasegap adds the keys of a phasegap workload to n, in the order of
 // phasegapKeys; costs only when it is set.
 func addPhasegap(n *yaml.Node, p Phasegap) {
-	add(n, "mode", str(p.Mode))
-	add(n, "threads", integer(p.Threads))
-	add(n, "N", integer(p.N))
-	add(n, "halo", integer(p.Halo))
-	add(n, "kernel", str(p.Kernel))
-	add(n, "radius", integer(p.Radius))
-	add(n, "timesteps", integer(p.Timesteps))
-	add(n, "flops_per_point", integer(p.Flops))
-	add(n, "bytes_per_point", integer(p.Bytes))
-	add(n, "iters", integer(p.Iters))
-	add(n, "warmup", integer(p.Warmup))
-	add(n, "poll_every", integer(p.PollEvery))
-	add(n, "omp_schedule", str(p.Schedule))
-	add(n, "omp_chunk", integer(p.Chunk))
-	add(n, "progress", str(p.Progress))
+	q := params.Params{Settings: p.Settings}
+	for _, f := range params.Fields() {
+		switch {
+		case !f.Scenario:
+		case f.Int != nil:
+			add(n, f.Key, integer(*f.Int(&q)))
+		case f.Str != nil:
+			add(n, f.Key, str(*f.Str(&q)))
+		}
+	}
 	if p.Costs != "" {
 		add(n, "costs", str(p.Costs))
 	}

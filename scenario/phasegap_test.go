@@ -10,20 +10,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chronosync/chronosync/phasegap"
+	"github.com/chronosync/chronosync/phasegap/params"
 )
 
 // TestPhasegapDefaults checks the defaults the decoder fills in for a
-// phasegap workload (phasegap.DefaultParams, written out here so that a
+// phasegap workload (params.DefaultSettings, written out here so that a
 // change there shows), and that protocol none is its default protocol.
 func TestPhasegapDefaults(t *testing.T) {
-	allDefaults := Phasegap{
+	allDefaults := Phasegap{Settings: params.Settings{
 		Mode: "phase_nb", Threads: 1, N: 100_000, Halo: 16, Kernel: "stencil3", Radius: 0, Timesteps: 1,
 		Flops: 0, Bytes: 0, Iters: 200, Warmup: 20, PollEvery: 1024, Schedule: "static", Chunk: 0,
-		Progress: "inline_poll", TraceIters: 50, Port: 7300,
+		Progress: "inline_poll"}, TraceIters: 50, Port: 7300,
 	}
 	some := allDefaults
-	some.Mode, some.Threads, some.N, some.Halo, some.Port = phasegap.ModeBlk, 2, 200_000, 256, 9000
+	some.Mode, some.Threads, some.N, some.Halo, some.Port = params.ModeBlk, 2, 200_000, 256, 9000
 	none := Protocol{Kind: ProtocolNone}
 	tests := []struct {
 		name     string
@@ -65,10 +65,10 @@ func TestPhasegapDefaults(t *testing.T) {
 // is read, that costs is joined to the file's directory by Load and kept
 // as written by Parse, and that Resolve passes the workload through.
 func TestPhasegapFile(t *testing.T) {
-	want := Phasegap{
+	want := Phasegap{Settings: params.Settings{
 		Mode: "omp_tasks", Threads: 4, N: 50000, Halo: 64, Kernel: "stencil5", Radius: 4, Timesteps: 8,
 		Flops: 16, Bytes: 8, Iters: 100, Warmup: 5, PollEvery: 512, Schedule: "dynamic", Chunk: 256,
-		Progress: "progress_thread", Costs: "costs.json", CostsPath: filepath.Join("testdata", "costs.json"),
+		Progress: "progress_thread"}, Costs: "costs.json", CostsPath: filepath.Join("testdata", "costs.json"),
 		TraceIters: 10, Port: 7400,
 	}
 	s := mustLoad(t, "testdata/phasegap.yaml")
@@ -106,12 +106,12 @@ func TestPhasegapFile(t *testing.T) {
 	roundTrip(t, s)
 }
 
-// TestPhasegapParams checks the phasegap.Params that a phasegap workload
+// TestPhasegapParams checks the params.Params that a phasegap workload
 // builds: its settings, the ranks given, DefaultParams for the rest.
 func TestPhasegapParams(t *testing.T) {
 	s := mustLoad(t, "testdata/phasegap.yaml")
 	got := s.Workload.Phasegap.Params(s.Nodes)
-	want := phasegap.DefaultParams()
+	want := params.DefaultParams()
 	want.Mode, want.Ranks, want.Threads, want.N, want.Halo = "omp_tasks", 6, 4, 50000, 64
 	want.Kernel, want.Radius, want.Timesteps, want.Flops, want.Bytes = "stencil5", 4, 8, 16, 8
 	want.Iters, want.Warmup, want.PollEvery = 100, 5, 512
@@ -252,7 +252,7 @@ func TestPhasegapErrors(t *testing.T) {
 		{"probe port", pgHead("  port: 7100"), 6,
 			`workload.port: port 7100 is a port of the sync protocol (7100 probes, 7101 rounds); expected another port, like 7300`},
 
-		// Cross-key rules (phasegap.Params.Validate), on the section.
+		// Cross-key rules (params.Params.Validate), on the section.
 		{"halo smaller than B", pgHead("  kernel: stencil5", "  timesteps: 4", "  halo: 7"), 4,
 			`workload: halo 7 is smaller than B = radius × timesteps = 2 × 4 = 8,`},
 		{"halo wider than N", pgHead("  N: 8"), 4,
@@ -304,9 +304,9 @@ func TestPhasegapBuiltInCode(t *testing.T) {
 		{"phasegap", Workload{Kind: WorkloadPhasegap, Phasegap: custom}, Protocol{Kind: ProtocolNone}, ""},
 		{"zero phasegap", Workload{Kind: WorkloadPhasegap}, Protocol{Kind: ProtocolNone},
 			`workload.mode: unknown phasegap mode ""; expected one of: phase_nb, phase_blk, nb_test, phase_persist, omp_tasks`},
-		{"costs without CostsPath", Workload{Kind: WorkloadPhasegap, Phasegap: Phasegap{
+		{"costs without CostsPath", Workload{Kind: WorkloadPhasegap, Phasegap: Phasegap{Settings: params.Settings{
 			Mode: "phase_nb", Threads: 1, N: 100, Halo: 1, Kernel: "axpy", Timesteps: 1, Iters: 1, PollEvery: 1,
-			Schedule: "static", Progress: "inline_poll", Costs: "c.json", TraceIters: 1, Port: 7300}}, Protocol{Kind: ProtocolNone},
+			Schedule: "static", Progress: "inline_poll"}, Costs: "c.json", TraceIters: 1, Port: 7300}}, Protocol{Kind: ProtocolNone},
 			`workload.costs: costs "c.json" with CostsPath ""; expected both set`},
 		{"training with phasegap settings", Workload{Kind: WorkloadTraining, Training: defaultTraining(), Phasegap: custom},
 			Protocol{Kind: ProtocolSync, Sync: defaultSync()},

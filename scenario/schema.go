@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chronosync/chronosync/model/netem"
+	"github.com/chronosync/chronosync/phasegap/params"
 )
 
 // Scenario is one scenario file as written. Decode it with [Parse] or
@@ -281,26 +282,13 @@ type Workload struct {
 	Phasegap Phasegap     // phasegap: its settings
 }
 
-// Phasegap configures WorkloadPhasegap: the benchmark's parameters, named
-// as `chronosync phasegap`'s flags (package phasegap's Params; P is the
-// scenario's node count), and the cost model of its computation. The
-// decoder fills in phasegap's defaults for the keys a file does not write.
+// Phasegap configures WorkloadPhasegap: the benchmark's parameters
+// (params.Settings, whose keys, bounds and defaults package params's
+// field table gives; P is the scenario's node count), and the cost model
+// of its computation. The decoder fills in params.DefaultSettings for the
+// keys a file does not write.
 type Phasegap struct {
-	Mode      string // phase_nb | phase_blk | nb_test | phase_persist | omp_tasks; default phase_nb
-	Threads   int    // T, 1..phasegap.MaxThreads; default 1
-	N         int    // owned elements per rank; default phasegap's
-	Halo      int    // H, elements; default phasegap's
-	Kernel    string // stencil3 | stencil5 | axpy; default stencil3
-	Radius    int    // R, 0 = the kernel's
-	Timesteps int    // S; default phasegap's
-	Flops     int    // flops_per_point; default 0
-	Bytes     int    // bytes_per_point; default 0
-	Iters     int    // measured iterations; default phasegap's
-	Warmup    int    // default phasegap's
-	PollEvery int    // points between tests (nb_test, omp_tasks); default phasegap's
-	Schedule  string // static | dynamic | guided; default static
-	Chunk     int    // omp_chunk; default 0
-	Progress  string // inline_poll | progress_thread; default inline_poll
+	params.Settings
 	// Costs is the cost model's file (written by `chronosync phasegap
 	// calibrate`), as written; CostsPath is where it is, relative to the
 	// scenario file's directory when the scenario came from a file. ""

@@ -1,10 +1,7 @@
 package scenario
 
 import (
-	"slices"
-	"strings"
-
-	"github.com/chronosync/chronosync/phasegap"
+	"github.com/chronosync/chronosync/phasegap/params"
 )
 
 // The ranges of the training workload's counts. The upper bounds keep step
@@ -27,14 +24,8 @@ const (
 	syncRoundPort uint16 = 7101
 )
 
-// The phasegap workload's limits beyond phasegap's own, and its values of
-// the enumerated keys that phasegap lists nowhere.
+// The phasegap workload's limit beyond package params's own.
 const maxPhasegapRanks = 1024 // nodes: one rank per node
-
-var (
-	phasegapSchedules  = []string{"static", "dynamic", "guided"}
-	phasegapProgresses = []string{"inline_poll", "progress_thread"}
-)
 
 func (v *validator) workload() {
 	w := v.s.Workload
@@ -94,74 +85,52 @@ func (v *validator) phasegapRun() {
 	}
 }
 
-// phasegap checks a phasegap workload's settings: each key on its own,
-// then, when they all pass, the cross-key rules of phasegap.Params.
+// phasegap checks a phasegap workload's settings: each key of package
+// params's table on its own, then, when they all pass, the cross-key
+// rules of params.Params.
 func (v *validator) phasegap(path string, p Phasegap) {
 	before := len(v.list)
-	oneOf(v, key(path, "mode"), "phasegap mode", p.Mode, phasegap.Modes())
-	v.intIn(key(path, "threads"), "threads", p.Threads, 1, phasegap.MaxThreads, "a thread count")
-	v.intIn(key(path, "N"), "N", p.N, 1, phasegap.MaxN, "an element count")
-	v.intIn(key(path, "halo"), "halo", p.Halo, 0, phasegap.MaxN, "an element count")
-	oneOf(v, key(path, "kernel"), "kernel", p.Kernel, phasegap.Kernels())
-	v.intIn(key(path, "radius"), "radius", p.Radius, 0, phasegap.MaxRadius, "a radius (0: the kernel's)")
-	v.intIn(key(path, "timesteps"), "timesteps", p.Timesteps, 1, phasegap.MaxSteps, "a step count")
-	v.intIn(key(path, "flops_per_point"), "flops_per_point", p.Flops, 0, phasegap.MaxIntense, "a count")
-	v.intIn(key(path, "bytes_per_point"), "bytes_per_point", p.Bytes, 0, phasegap.MaxIntense, "a count")
-	v.intIn(key(path, "iters"), "iters", p.Iters, 1, phasegap.MaxIters, "an iteration count")
-	v.intIn(key(path, "warmup"), "warmup", p.Warmup, 0, phasegap.MaxIters, "an iteration count")
-	v.intIn(key(path, "poll_every"), "poll_every", p.PollEvery, 1, phasegap.MaxN, "a point count")
-	oneOf(v, key(path, "omp_schedule"), "omp_schedule", p.Schedule, phasegapSchedules)
-	v.intIn(key(path, "omp_chunk"), "omp_chunk", p.Chunk, 0, phasegap.MaxN, "a point count (0: the default)")
-	oneOf(v, key(path, "progress"), "progress", p.Progress, phasegapProgresses)
+	q := params.Params{Settings: p.Settings}
+	for _, f := range params.Fields() {
+		switch {
+		case !f.Scenario:
+		case f.Int != nil:
+			v.intIn(key(path, f.Key), f.Key, *f.Int(&q), f.Min, f.Max, f.Unit)
+		case f.Str != nil:
+			oneOf(v, key(path, f.Key), f.Name(), *f.Str(&q), f.OneOf)
+		}
+	}
 	if (p.Costs == "") != (p.CostsPath == "") {
 		v.addf(key(path, "costs"), "costs %q with CostsPath %q; expected both set (CostsPath is where the file Costs names is) or both empty", p.Costs, p.CostsPath)
 	}
-	v.intIn(key(path, "trace_iters"), "trace_iters", p.TraceIters, 1, phasegap.MaxIters, "an iteration count")
+	v.intIn(key(path, "trace_iters"), "trace_iters", p.TraceIters, 1, params.MaxIters, "an iteration count")
 	v.port(key(path, "port"), p.Port, defaultPhasegapPort)
 	if len(v.list) > before || v.s.Nodes < 1 {
 		return
 	}
-	params := p.Params(v.s.Nodes)
-	if _, err := params.Validate(v.s.Nodes); err != nil {
-		v.addf(path, "%s", flagsToKeys(err.Error()))
+	run := p.Params(v.s.Nodes)
+	if _, err := run.Validate(v.s.Nodes); err != nil {
+		v.addf(path, "%s", keyed(err))
 	}
 }
 
-// flagsToKeys rewrites the flags that phasegap's messages name (--halo) as
-// the keys of a phasegap workload (halo).
-func flagsToKeys(msg string) string {
-	keys := slices.Clone(phasegapKeys)
-	// Longest first, so that no flag is replaced by a prefix of it.
-	slices.SortStableFunc(keys, func(a, b string) int { return len(b) - len(a) })
-	pairs := make([]string, 0, 2*len(keys))
-	for _, k := range keys {
-		pairs = append(pairs, "--"+k, k)
+// keyed is a refusal of params.Params.Validate with its parameters named
+// as a phasegap workload's keys (halo, not --halo).
+func keyed(err error) string {
+	if fe, ok := err.(*params.FieldError); ok {
+		return fe.Text(func(k string) string { return k })
 	}
-	return strings.NewReplacer(pairs...).Replace(msg)
+	return err.Error()
 }
 
 // Params returns the parameters of phasegap's benchmark that p describes,
 // for a run of ranks ranks (the scenario's nodes): p's settings, and
-// phasegap.DefaultParams for those a scenario does not set (the checksum,
+// params.DefaultParams for those a scenario does not set (the checksum,
 // the start barrier, the pure-communication exchanges, CPU binding).
-func (p Phasegap) Params(ranks int) phasegap.Params {
-	q := phasegap.DefaultParams()
-	q.Mode = p.Mode
+func (p Phasegap) Params(ranks int) params.Params {
+	q := params.DefaultParams()
+	q.Settings = p.Settings
 	q.Ranks = ranks
-	q.Threads = p.Threads
-	q.N = p.N
-	q.Halo = p.Halo
-	q.Kernel = p.Kernel
-	q.Radius = p.Radius
-	q.Timesteps = p.Timesteps
-	q.PollEvery = p.PollEvery
-	q.Flops = p.Flops
-	q.Bytes = p.Bytes
-	q.Iters = p.Iters
-	q.Warmup = p.Warmup
-	q.Schedule = p.Schedule
-	q.Chunk = p.Chunk
-	q.Progress = p.Progress
 	return q
 }
 

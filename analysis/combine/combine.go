@@ -554,13 +554,13 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 	parsed := make([]*wirePlane, len(planes))
 	for i, b := range planes {
 		if parsed[i], err = parsePlane(b, c.checks); err != nil {
-			if errors.Is(err, errWire) {
+			if errors.Is(err, xspace.ErrWire) {
 				return c.locate(in, data)
 			}
 			return fmt.Errorf("combine: %s: %w", in.Trace, err)
 		}
 		if err := c.checkWireNode(in, ns, parsed[i]); err != nil {
-			if errors.Is(err, errWire) {
+			if errors.Is(err, xspace.ErrWire) {
 				return c.locate(in, data)
 			}
 			return err
@@ -603,7 +603,7 @@ func (c *combiner) nodeWire(in Input, ns *nodeState, rn *renamer) error {
 		c.nextID++
 		c.md.Planes++
 		if err := t.plane(c, p, in.Trace, name, id, in.Node, ns.md.Hostname); err != nil {
-			if errors.Is(err, errWire) {
+			if errors.Is(err, xspace.ErrWire) {
 				return c.locate(in, data)
 			}
 			return err
@@ -623,7 +623,7 @@ func (c *combiner) locate(in Input, data []byte) error {
 	if err := c.checks.space.Check(data); err != nil {
 		return fmt.Errorf("combine: read %s: %w", in.Trace, err)
 	}
-	return fmt.Errorf("combine: %s: %w", in.Trace, errWire)
+	return fmt.Errorf("combine: %s: %w", in.Trace, xspace.ErrWire)
 }
 
 // splitSpace returns an XSpace's planes (message bytes) and host names,
@@ -632,22 +632,22 @@ func (c *combiner) locate(in Input, data []byte) error {
 func splitSpace(b []byte, checks *wireChecks) (planes [][]byte, hosts []string, err error) {
 	all := b
 	for len(b) > 0 {
-		f, rest, err := next(b, spaceSpec)
+		f, rest, err := xspace.Next(b, xspace.SpaceSpec)
 		if err != nil {
 			return nil, nil, err
 		}
 		b = rest
-		if f.num != fSpacePlanes && !checks.space.Valid(f.raw) {
-			return nil, nil, errWire
+		if f.Num != xspace.FieldSpacePlanes && !checks.space.Valid(f.Raw) {
+			return nil, nil, xspace.ErrWire
 		}
 		switch {
-		case f.num == fSpacePlanes && f.typ == protowire.BytesType:
+		case f.Num == xspace.FieldSpacePlanes && f.Type == protowire.BytesType:
 			if len(planes) == MaxPlanes {
-				return nil, nil, fmt.Errorf("planes[%d] at byte %d: %w", len(planes), len(all)-len(b)-len(f.raw), errManyPlanes)
+				return nil, nil, fmt.Errorf("planes[%d] at byte %d: %w", len(planes), len(all)-len(b)-len(f.Raw), errManyPlanes)
 			}
-			planes = append(planes, f.data)
-		case f.num == fSpaceHostnames && f.typ == protowire.BytesType:
-			hosts = append(hosts, string(f.data))
+			planes = append(planes, f.Data)
+		case f.Num == xspace.FieldSpaceHostnames && f.Type == protowire.BytesType:
+			hosts = append(hosts, string(f.Data))
 		}
 	}
 	return planes, hosts, nil
@@ -853,12 +853,12 @@ func (w *writeBack) Write(b []byte) (int, error) {
 // message returns an empty buffer for the next field's message: append
 // the message to it (past the room kept for the field's tag and length)
 // and pass it to field.
-func (s *spaceWriter) message() []byte { return withHead(s.buf) }
+func (s *spaceWriter) message() []byte { return xspace.WithHead(s.buf) }
 
 // field writes the message b, which message returned and the caller
 // appended to, as field num. The writer owns b from then on.
 func (s *spaceWriter) field(num protowire.Number, b []byte) error {
-	from := putHead(b, byte(num)<<3|byte(protowire.BytesType), uint64(len(b)-headRoom))
+	from := xspace.PutHead(b, byte(num)<<3|byte(protowire.BytesType), uint64(len(b)-xspace.HeadRoom))
 	var err error
 	s.buf, err = s.pipe.writeFrom(b, from)
 	return err
@@ -869,13 +869,13 @@ func (s *spaceWriter) plane(p *xplanepb.XPlane) error {
 	if err != nil {
 		return fmt.Errorf("combine: marshal plane %s: %w", p.Name, err)
 	}
-	return s.field(fSpacePlanes, b)
+	return s.field(xspace.FieldSpacePlanes, b)
 }
 
 // hostnames writes the host names and ends the stream.
 func (s *spaceWriter) hostnames(h []string) error {
 	for _, name := range h {
-		if err := s.field(fSpaceHostnames, append(s.message(), name...)); err != nil {
+		if err := s.field(xspace.FieldSpaceHostnames, append(s.message(), name...)); err != nil {
 			return err
 		}
 	}

@@ -200,13 +200,13 @@ func TestCutTrace(t *testing.T) {
 // reach the name error; 10^6 planes with distinct names, 1.5 GB and 7.5 s
 // to combine).
 func TestManyEmptyPlanes(t *testing.T) {
-	emptyPlane := []byte{byte(fSpacePlanes<<3 | protowire.BytesType), 0}
+	emptyPlane := []byte{byte(xspace.FieldSpacePlanes<<3 | protowire.BytesType), 0}
 	named := func(n int) []byte {
 		var b []byte
 		for i := range n {
-			p := protowire.AppendTag(nil, fPlaneName, protowire.BytesType)
+			p := protowire.AppendTag(nil, xspace.FieldPlaneName, protowire.BytesType)
 			p = protowire.AppendString(p, fmt.Sprintf("/c:%d", i))
-			b = protowire.AppendTag(b, fSpacePlanes, protowire.BytesType)
+			b = protowire.AppendTag(b, xspace.FieldSpacePlanes, protowire.BytesType)
 			b = protowire.AppendBytes(b, p)
 		}
 		return b

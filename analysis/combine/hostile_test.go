@@ -39,13 +39,13 @@ func wireVarint(num protowire.Number, v uint64) []byte {
 // timed event, with the given extra fields in the space, the plane, the
 // line, the event and the event's metadata (map entry value).
 func hostileSpace(space, plane, line, event, meta []byte) []byte {
-	ev := wireMsg(wireVarint(fEventMeta, 1), wireVarint(fEventOffset, 10), wireVarint(fEventDuration, 5), event)
-	ln := wireMsg(wireVarint(1, 1), wireBytes(fLineEvents, ev), line)
-	md := wireMsg(wireVarint(fMetaID, 1), wireBytes(fMetaName, []byte("kernel")), meta)
-	entry := wireMsg(wireVarint(fMapKey, 1), wireBytes(fMapValue, md))
-	pl := wireMsg(wireVarint(fPlaneID, 1), wireBytes(fPlaneName, []byte("/device:GPU:0")),
-		wireBytes(fPlaneLines, ln), wireBytes(fPlaneEventMeta, entry), plane)
-	return wireMsg(wireBytes(fSpacePlanes, pl), space)
+	ev := wireMsg(wireVarint(xspace.FieldEventMeta, 1), wireVarint(xspace.FieldEventOffset, 10), wireVarint(xspace.FieldEventDuration, 5), event)
+	ln := wireMsg(wireVarint(1, 1), wireBytes(xspace.FieldLineEvents, ev), line)
+	md := wireMsg(wireVarint(xspace.FieldMetaID, 1), wireBytes(xspace.FieldMetaName, []byte("kernel")), meta)
+	entry := wireMsg(wireVarint(xspace.FieldMapKey, 1), wireBytes(xspace.FieldMapValue, md))
+	pl := wireMsg(wireVarint(xspace.FieldPlaneID, 1), wireBytes(xspace.FieldPlaneName, []byte("/device:GPU:0")),
+		wireBytes(xspace.FieldPlaneLines, ln), wireBytes(xspace.FieldPlaneEventMeta, entry), plane)
+	return wireMsg(wireBytes(xspace.FieldSpacePlanes, pl), space)
 }
 
 // hostileInputs are XSpaces that proto.Unmarshal refuses, each with the
@@ -59,27 +59,27 @@ var hostileInputs = []struct {
 	{"event stat with field number 0", "0a210801120d2f6465766963653a4750553a301a0e0801220a0801100a180522020000",
 		"corrupt protobuf at byte 33 (in planes[0].lines[0].events[0].stats[0]): invalid field number"},
 	// The other places the rewriter copies without parsing.
-	{"host name not UTF-8", hex.EncodeToString(hostileSpace(wireBytes(fSpaceHostnames, []byte("h\xc3")), nil, nil, nil, nil)),
+	{"host name not UTF-8", hex.EncodeToString(hostileSpace(wireBytes(xspace.FieldSpaceHostnames, []byte("h\xc3")), nil, nil, nil, nil)),
 		"corrupt protobuf at byte 50 (in hostnames[0]): not valid UTF-8"},
 	{"space error not UTF-8", hex.EncodeToString(hostileSpace(wireBytes(2, []byte("\xff")), nil, nil, nil, nil)),
 		"corrupt protobuf at byte 49 (in errors[0]): not valid UTF-8"},
 	{"line name not UTF-8", hex.EncodeToString(hostileSpace(nil, nil, wireBytes(2, []byte("stream \xe2\x82")), nil, nil)),
 		"corrupt protobuf at byte 40 (in planes[0].lines[0].name): not valid UTF-8"},
 	{"event stat str_value not UTF-8", hex.EncodeToString(hostileSpace(nil, nil, nil,
-		wireBytes(fEventStats, wireMsg(wireVarint(fStatMeta, 1), wireBytes(fStatStr, []byte{0x80}))), nil)),
+		wireBytes(xspace.FieldEventStats, wireMsg(wireVarint(xspace.FieldStatMeta, 1), wireBytes(xspace.FieldStatStr, []byte{0x80}))), nil)),
 		"corrupt protobuf at byte 37 (in planes[0].lines[0].events[0].stats[0].str_value): not valid UTF-8"},
-	{"event stat truncated", hex.EncodeToString(hostileSpace(nil, nil, nil, wireBytes(fEventStats, []byte{0x08}), nil)),
+	{"event stat truncated", hex.EncodeToString(hostileSpace(nil, nil, nil, wireBytes(xspace.FieldEventStats, []byte{0x08}), nil)),
 		"corrupt protobuf at byte 34 (in planes[0].lines[0].events[0].stats[0]): truncated"},
-	{"event metadata display_name not UTF-8", hex.EncodeToString(hostileSpace(nil, nil, nil, nil, wireBytes(fMetaDisplay, []byte("\xff")))),
+	{"event metadata display_name not UTF-8", hex.EncodeToString(hostileSpace(nil, nil, nil, nil, wireBytes(xspace.FieldMetaDisplay, []byte("\xff")))),
 		"corrupt protobuf at byte 49 (in planes[0].event_metadata[0].value.display_name): not valid UTF-8"},
-	{"event metadata stat with field number 0", hex.EncodeToString(hostileSpace(nil, nil, nil, nil, wireBytes(fMetaStats, []byte{0, 0}))),
+	{"event metadata stat with field number 0", hex.EncodeToString(hostileSpace(nil, nil, nil, nil, wireBytes(xspace.FieldMetaStats, []byte{0, 0}))),
 		"corrupt protobuf at byte 49 (in planes[0].event_metadata[0].value.stats[0]): invalid field number"},
 	{"event metadata child_id packed, truncated", hex.EncodeToString(hostileSpace(nil, nil, nil, nil, wireBytes(6, []byte{0x80}))),
 		"corrupt protobuf at byte 49 (in planes[0].event_metadata[0].value.child_id[0]): truncated"},
-	{"stat metadata description not UTF-8", hex.EncodeToString(hostileSpace(nil, wireBytes(fPlaneStatMeta, wireMsg(wireVarint(fMapKey, 1),
-		wireBytes(fMapValue, wireMsg(wireVarint(fMetaID, 1), wireBytes(fMetaName, []byte("s")), wireBytes(3, []byte("\xff")))))), nil, nil, nil)),
+	{"stat metadata description not UTF-8", hex.EncodeToString(hostileSpace(nil, wireBytes(xspace.FieldPlaneStatMeta, wireMsg(wireVarint(xspace.FieldMapKey, 1),
+		wireBytes(xspace.FieldMapValue, wireMsg(wireVarint(xspace.FieldMetaID, 1), wireBytes(xspace.FieldMetaName, []byte("s")), wireBytes(3, []byte("\xff")))))), nil, nil, nil)),
 		"corrupt protobuf at byte 60 (in planes[0].stat_metadata[0].value.description): not valid UTF-8"},
-	{"plane stat str_value not UTF-8", hex.EncodeToString(hostileSpace(nil, wireBytes(fPlaneStats, wireMsg(wireVarint(fStatMeta, 1), wireBytes(fStatStr, []byte("\xff")))), nil, nil, nil)),
+	{"plane stat str_value not UTF-8", hex.EncodeToString(hostileSpace(nil, wireBytes(xspace.FieldPlaneStats, wireMsg(wireVarint(xspace.FieldStatMeta, 1), wireBytes(xspace.FieldStatStr, []byte("\xff")))), nil, nil, nil)),
 		"corrupt protobuf at byte 53 (in planes[0].stats[0].str_value): not valid UTF-8"},
 }
 
@@ -184,8 +184,8 @@ func FuzzCombineReadsBack(f *testing.F) {
 		}
 		f.Add(data)
 	}
-	f.Add(hostileSpace(wireBytes(fSpaceHostnames, []byte("host-0")), nil, wireBytes(2, []byte("stream 1")),
-		wireBytes(fEventStats, wireMsg(wireVarint(fStatMeta, 1), wireBytes(fStatStr, []byte("all-reduce.1")))), nil))
+	f.Add(hostileSpace(wireBytes(xspace.FieldSpaceHostnames, []byte("host-0")), nil, wireBytes(2, []byte("stream 1")),
+		wireBytes(xspace.FieldEventStats, wireMsg(wireVarint(xspace.FieldStatMeta, 1), wireBytes(xspace.FieldStatStr, []byte("all-reduce.1")))), nil))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkReadsBack(t, data)
 	})
@@ -221,11 +221,11 @@ func TestCombineGzipBomb(t *testing.T) {
 	}
 	bomb := gzipBomb(t, 1<<30)
 	statMeta := func(id uint64, name string) []byte {
-		return wireBytes(fPlaneStatMeta, wireMsg(wireVarint(fMapKey, id),
-			wireBytes(fMapValue, wireMsg(wireVarint(fMetaID, id), wireBytes(fMetaName, []byte(name))))))
+		return wireBytes(xspace.FieldPlaneStatMeta, wireMsg(wireVarint(xspace.FieldMapKey, id),
+			wireBytes(xspace.FieldMapValue, wireMsg(wireVarint(xspace.FieldMetaID, id), wireBytes(xspace.FieldMetaName, []byte(name))))))
 	}
 	zstat := func(num protowire.Number, id uint64) []byte {
-		return wireBytes(num, wireMsg(wireVarint(fStatMeta, id), wireBytes(fStatZStr, bomb)))
+		return wireBytes(num, wireMsg(wireVarint(xspace.FieldStatMeta, id), wireBytes(xspace.FieldStatZStr, bomb)))
 	}
 	const tooLarge = `compressed_str_value: decompresses to more than 64 MiB (xspace.MaxDecompressedStat)`
 	for _, tc := range []struct {
@@ -235,16 +235,16 @@ func TestCombineGzipBomb(t *testing.T) {
 		want string // after "combine: "
 	}{
 		{"event stat, in the JSON export",
-			hostileSpace(nil, statMeta(1, "kernel_details"), nil, zstat(fEventStats, 1), nil), Options{},
+			hostileSpace(nil, statMeta(1, "kernel_details"), nil, zstat(xspace.FieldEventStats, 1), nil), Options{},
 			`node 0 (TRACE): plane /device:GPU:0 line 1: event "kernel" at offset_ps 10: stat "kernel_details": ` + tooLarge},
 		{"event metadata stat, in the JSON export",
-			hostileSpace(nil, statMeta(1, "kernel_details"), nil, nil, zstat(fMetaStats, 1)), Options{},
+			hostileSpace(nil, statMeta(1, "kernel_details"), nil, nil, zstat(xspace.FieldMetaStats, 1)), Options{},
 			`TRACE: plane /device:GPU:0: event metadata 1 ("kernel"): stat "kernel_details": ` + tooLarge},
 		{"event metadata hlo_op",
-			hostileSpace(nil, statMeta(1, statHloOp), nil, nil, zstat(fMetaStats, 1)), Options{NoTraceJSON: true},
+			hostileSpace(nil, statMeta(1, statHloOp), nil, nil, zstat(xspace.FieldMetaStats, 1)), Options{NoTraceJSON: true},
 			`TRACE: plane /device:GPU:0: event metadata 1: stat "hlo_op": ` + tooLarge},
 		{"plane run_id",
-			hostileSpace(nil, wireMsg(statMeta(1, "run_id"), zstat(fPlaneStats, 1)), nil, nil, nil), Options{NoTraceJSON: true},
+			hostileSpace(nil, wireMsg(statMeta(1, "run_id"), zstat(xspace.FieldPlaneStats, 1)), nil, nil, nil), Options{NoTraceJSON: true},
 			`TRACE: plane /device:GPU:0: stat "run_id": ` + tooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -291,20 +291,20 @@ func TestWrongWireTypes(t *testing.T) {
 		name string
 		data []byte
 	}{
-		{"plane lines as a varint", hostileSpace(nil, wireVarint(fPlaneLines, 48), nil, nil, nil)},
-		{"plane name as a varint", hostileSpace(nil, wireVarint(fPlaneName, 7), nil, nil, nil)},
-		{"plane stats as a varint", hostileSpace(nil, wireVarint(fPlaneStats, 48), nil, nil, nil)},
-		{"plane id as bytes", hostileSpace(nil, wireBytes(fPlaneID, []byte("x")), nil, nil, nil)},
-		{"line timestamp as bytes", hostileSpace(nil, nil, wireBytes(fLineTimestamp, []byte("12")), nil, nil)},
-		{"line events as a varint", hostileSpace(nil, nil, wireVarint(fLineEvents, 3), nil, nil)},
-		{"event offset as fixed64", hostileSpace(nil, nil, nil, wireFixed64(fEventOffset, 1<<40), nil)},
-		{"event stats as a varint", hostileSpace(nil, nil, nil, wireVarint(fEventStats, 9), nil)},
-		{"event stat value as fixed64", hostileSpace(nil, nil, nil, wireBytes(fEventStats, wireMsg(wireVarint(fStatMeta, 1), wireFixed64(fStatInt, 5))), nil)},
-		{"metadata name as a varint", hostileSpace(nil, nil, nil, nil, wireVarint(fMetaName, 1))},
-		{"space hostnames as a varint", hostileSpace(wireVarint(fSpaceHostnames, 1), nil, nil, nil, nil)},
+		{"plane lines as a varint", hostileSpace(nil, wireVarint(xspace.FieldPlaneLines, 48), nil, nil, nil)},
+		{"plane name as a varint", hostileSpace(nil, wireVarint(xspace.FieldPlaneName, 7), nil, nil, nil)},
+		{"plane stats as a varint", hostileSpace(nil, wireVarint(xspace.FieldPlaneStats, 48), nil, nil, nil)},
+		{"plane id as bytes", hostileSpace(nil, wireBytes(xspace.FieldPlaneID, []byte("x")), nil, nil, nil)},
+		{"line timestamp as bytes", hostileSpace(nil, nil, wireBytes(xspace.FieldLineTimestamp, []byte("12")), nil, nil)},
+		{"line events as a varint", hostileSpace(nil, nil, wireVarint(xspace.FieldLineEvents, 3), nil, nil)},
+		{"event offset as fixed64", hostileSpace(nil, nil, nil, wireFixed64(xspace.FieldEventOffset, 1<<40), nil)},
+		{"event stats as a varint", hostileSpace(nil, nil, nil, wireVarint(xspace.FieldEventStats, 9), nil)},
+		{"event stat value as fixed64", hostileSpace(nil, nil, nil, wireBytes(xspace.FieldEventStats, wireMsg(wireVarint(xspace.FieldStatMeta, 1), wireFixed64(xspace.FieldStatInt, 5))), nil)},
+		{"metadata name as a varint", hostileSpace(nil, nil, nil, nil, wireVarint(xspace.FieldMetaName, 1))},
+		{"space hostnames as a varint", hostileSpace(wireVarint(xspace.FieldSpaceHostnames, 1), nil, nil, nil, nil)},
 		// offset_ps and num_occurrences are a oneof: the last one wins.
-		{"num_occurrences after offset_ps", hostileSpace(nil, nil, nil, wireVarint(fEventOccurrences, 3), nil)},
-		{"offset_ps after num_occurrences", hostileSpace(nil, nil, nil, wireMsg(wireVarint(fEventOccurrences, 3), wireVarint(fEventOffset, 20)), nil)},
+		{"num_occurrences after offset_ps", hostileSpace(nil, nil, nil, wireVarint(xspace.FieldEventOccurrences, 3), nil)},
+		{"offset_ps after num_occurrences", hostileSpace(nil, nil, nil, wireMsg(wireVarint(xspace.FieldEventOccurrences, 3), wireVarint(xspace.FieldEventOffset, 20)), nil)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, _, err := combineOne(t, t.TempDir(), tc.data, Options{NoTraceJSON: true}); err != nil {

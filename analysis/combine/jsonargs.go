@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"strconv"
 
+	"github.com/chronosync/chronosync/trace/chromejson"
 	"github.com/chronosync/chronosync/trace/kineto"
 	"github.com/chronosync/chronosync/trace/xplanepb"
 	"github.com/chronosync/chronosync/trace/xspace"
@@ -59,7 +60,7 @@ func appendFlowJSON(b []byte, v uint64, node int, pid, tid, ps int64) []byte {
 	b = append(b, `,"tid":`...)
 	b = strconv.AppendInt(b, tid, 10)
 	b = append(b, `,"ts":`...)
-	b = appendMicros(b, ps)
+	b = chromejson.AppendMicros(b, ps, chromejson.Picoseconds, chromejson.Trim)
 	return append(b, `,"cat":"ac2g","name":"ac2g","bp":"e"}`...)
 }
 
@@ -71,9 +72,9 @@ func flowMarker(ph string) bool { return ph == "s" || ph == "f" || ph == "t" }
 // `"key":value,` (see above).
 func appendXStatJSON(b []byte, p *xplanepb.XPlane, s *xplanepb.XStat) ([]byte, error) {
 	if m := p.StatMetadata[s.MetadataId]; m != nil {
-		b = appendString(b, m.Name)
+		b = chromejson.AppendString(b, m.Name)
 	} else {
-		b = appendString(b, strconv.FormatInt(s.MetadataId, 10))
+		b = chromejson.AppendString(b, strconv.FormatInt(s.MetadataId, 10))
 	}
 	b = append(b, ':')
 	switch v := s.Value.(type) {
@@ -82,9 +83,9 @@ func appendXStatJSON(b []byte, p *xplanepb.XPlane, s *xplanepb.XStat) ([]byte, e
 	case *xplanepb.XStat_Uint64Value:
 		b = strconv.AppendUint(b, v.Uint64Value, 10)
 	case *xplanepb.XStat_DoubleValue:
-		b = appendFloatJSON(b, v.DoubleValue)
+		b = chromejson.AppendFloat(b, v.DoubleValue)
 	case *xplanepb.XStat_StrValue:
-		b = appendString(b, v.StrValue)
+		b = chromejson.AppendString(b, v.StrValue)
 	case *xplanepb.XStat_BytesValue:
 		b = append(b, '"')
 		b = hex.AppendEncode(b, v.BytesValue)
@@ -94,7 +95,7 @@ func appendXStatJSON(b []byte, p *xplanepb.XPlane, s *xplanepb.XStat) ([]byte, e
 		if err != nil {
 			return b, err
 		}
-		b = appendString(b, str)
+		b = chromejson.AppendString(b, str)
 	}
 	return append(b, ','), nil
 }

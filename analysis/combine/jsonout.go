@@ -2,10 +2,9 @@ package combine
 
 import (
 	"io"
-	"math"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/chronosync/chronosync/trace/chromejson"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -84,11 +83,11 @@ func appendMetaJSON(b []byte, pid int64, name, key, value string) []byte {
 	b = append(b, `{"ph":"M","pid":`...)
 	b = strconv.AppendInt(b, pid, 10)
 	b = append(b, `,"name":`...)
-	b = appendString(b, name)
+	b = chromejson.AppendString(b, name)
 	b = append(b, `,"args":{`...)
-	b = appendString(b, key)
+	b = chromejson.AppendString(b, key)
 	b = append(b, ':')
-	b = appendString(b, value)
+	b = chromejson.AppendString(b, value)
 	return append(b, `}}`...)
 }
 
@@ -107,7 +106,7 @@ func appendThreadJSON[S ~string | ~[]byte](b []byte, pid, tid int64, name S) []b
 	b = append(b, `,"tid":`...)
 	b = strconv.AppendInt(b, tid, 10)
 	b = append(b, `,"name":"thread_name","args":{"name":`...)
-	b = appendString(b, name)
+	b = chromejson.AppendString(b, name)
 	b = append(b, `}},`+"\n"+`{"ph":"M","pid":`...)
 	b = strconv.AppendInt(b, pid, 10)
 	b = append(b, `,"tid":`...)
@@ -125,9 +124,9 @@ func appendSliceHead(b []byte, pid, tid int64, name []byte, startPs, durPs int64
 	b = append(b, `,"tid":`...)
 	b = strconv.AppendInt(b, tid, 10)
 	b = append(b, `,"ts":`...)
-	b = appendMicros(b, startPs)
+	b = chromejson.AppendMicros(b, startPs, chromejson.Picoseconds, chromejson.Trim)
 	b = append(b, `,"dur":`...)
-	b = appendMicros(b, durPs)
+	b = chromejson.AppendMicros(b, durPs, chromejson.Picoseconds, chromejson.Trim)
 	b = append(b, `,"name":`...)
 	return append(b, name...)
 }
@@ -167,84 +166,6 @@ func (t *traceJSON) close() error {
 // abort stops the gzip goroutine after an error elsewhere.
 func (t *traceJSON) abort() { t.pipe.close() }
 
-// appendFloatJSON appends f as a JSON number, in the shortest form that
-// reads back exactly; NaN and ±Inf, which JSON has no numbers for, as the
-// strings "NaN", "+Inf" and "-Inf".
-func appendFloatJSON(b []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		b = append(b, '"')
-		b = strconv.AppendFloat(b, f, 'g', -1, 64)
-		return append(b, '"')
-	}
-	return strconv.AppendFloat(b, f, 'g', -1, 64)
-}
-
-// appendMicros appends ps as µs with six decimals, exactly.
-func appendMicros(b []byte, ps int64) []byte {
-	if ps < 0 {
-		b = append(b, '-')
-		if ps == -ps { // MinInt64
-			return append(b, "9223372.036854775808"...)
-		}
-		ps = -ps
-	}
-	b = strconv.AppendInt(b, ps/1_000_000, 10)
-	frac := ps % 1_000_000
-	if frac == 0 {
-		return b
-	}
-	var d [7]byte // '.' and six digits, leading zeros kept, trailing ones cut
-	d[0] = '.'
-	for i := 6; i > 0; i-- {
-		d[i] = byte('0' + frac%10)
-		frac /= 10
-	}
-	n := len(d)
-	for d[n-1] == '0' { // frac was not 0: a digit is not
-		n--
-	}
-	return append(b, d[:n]...)
-}
-
-// appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendString[S ~string | ~[]byte](b []byte, s S) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := decodeRune(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
-}
-
-func decodeRune[S ~string | ~[]byte](s S) (rune, int) {
-	switch v := any(s).(type) {
-	case string:
-		return utf8.DecodeRuneInString(v)
-	case []byte:
-		return utf8.DecodeRune(v)
-	}
-	return utf8.DecodeRuneInString(string(s))
-}
-
 // counter writes one sample of a counter track: a "C" event named name
 // whose one series is key.
 func (t *traceJSON) counter(pid int64, name, key string, ps int64, v float64) error {
@@ -252,13 +173,13 @@ func (t *traceJSON) counter(pid int64, name, key string, ps int64, v float64) er
 	t.buf = append(t.buf, `{"ph":"C","pid":`...)
 	t.buf = strconv.AppendInt(t.buf, pid, 10)
 	t.buf = append(t.buf, `,"ts":`...)
-	t.buf = appendMicros(t.buf, ps)
+	t.buf = chromejson.AppendMicros(t.buf, ps, chromejson.Picoseconds, chromejson.Trim)
 	t.buf = append(t.buf, `,"name":`...)
-	t.buf = appendString(t.buf, name)
+	t.buf = chromejson.AppendString(t.buf, name)
 	t.buf = append(t.buf, `,"args":{`...)
-	t.buf = appendString(t.buf, key)
+	t.buf = chromejson.AppendString(t.buf, key)
 	t.buf = append(t.buf, ':')
-	t.buf = appendFloatJSON(t.buf, v)
+	t.buf = chromejson.AppendFloat(t.buf, v)
 	t.buf = append(t.buf, `}}`...)
 	return t.flush()
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/chronosync/chronosync/trace/chromejson"
 	"github.com/chronosync/chronosync/trace/kineto"
 	"github.com/chronosync/chronosync/trace/xplanepb"
 	"github.com/chronosync/chronosync/trace/xspace"
@@ -127,11 +128,11 @@ func writePlaneJSON(t *traceJSON, p *xplanepb.XPlane, jp jsonProcess, win *jsonS
 			t.buf = append(t.buf, `,"tid":`...)
 			t.buf = strconv.AppendInt(t.buf, tid, 10)
 			t.buf = append(t.buf, `,"ts":`...)
-			t.buf = appendMicros(t.buf, start)
+			t.buf = chromejson.AppendMicros(t.buf, start, chromejson.Picoseconds, chromejson.Trim)
 			t.buf = append(t.buf, `,"dur":`...)
-			t.buf = appendMicros(t.buf, ev.DurationPs)
+			t.buf = chromejson.AppendMicros(t.buf, ev.DurationPs, chromejson.Picoseconds, chromejson.Trim)
 			t.buf = append(t.buf, `,"name":`...)
-			t.buf = appendString(t.buf, name)
+			t.buf = chromejson.AppendString(t.buf, name)
 			n := len(t.buf)
 			t.buf = append(t.buf, `,"args":{`...)
 			if md != nil {

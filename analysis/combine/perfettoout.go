@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/chronosync/chronosync/trace/perfetto"
+	"github.com/chronosync/chronosync/trace/xspace"
 )
 
 // PerfettoSuffix names the native Perfetto output: <base>.perfetto-trace
@@ -275,17 +276,17 @@ func (c *combiner) perfettoWindow(src string) (*jsonSpan, error) {
 		for _, b := range p.lines {
 			var ts int64
 			for len(b) > 0 {
-				f, rest, err := next(b, lineSpec)
+				f, rest, err := xspace.Next(b, xspace.LineSpec)
 				if err != nil {
 					return err
 				}
 				b = rest
-				switch f.num {
-				case fLineTimestamp:
-					ts = int64(f.v)
-				case fLineEvents:
+				switch f.Num {
+				case xspace.FieldLineTimestamp:
+					ts = int64(f.Value)
+				case xspace.FieldLineEvents:
 					e = wireEvent{}
-					if err := parseEvent(&e, f.data); err != nil {
+					if err := parseEvent(&e, f.Data); err != nil {
 						return err
 					}
 					if e.timed {

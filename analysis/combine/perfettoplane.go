@@ -8,6 +8,7 @@ import (
 
 	"github.com/chronosync/chronosync/trace/kineto"
 	"github.com/chronosync/chronosync/trace/perfetto"
+	"github.com/chronosync/chronosync/trace/xspace"
 )
 
 // The Perfetto trace shows what the Chrome JSON shows (see
@@ -99,22 +100,22 @@ func (x *lineEncoder) line(pp *perfettoPlane, id uint32, rank int32, b []byte) (
 	var ts int64
 	x.evs, x.spans = x.evs[:0], x.spans[:0]
 	for len(b) > 0 {
-		f, rest, err := next(b, lineSpec)
+		f, rest, err := xspace.Next(b, xspace.LineSpec)
 		if err != nil {
 			return perfetto.Chunk{}, err
 		}
 		b = rest
-		switch f.num {
+		switch f.Num {
 		case 2:
-			name = string(f.data)
+			name = string(f.Data)
 		case 11:
-			display = string(f.data)
-		case fLineTimestamp:
-			ts = int64(f.v)
-		case fLineEvents:
+			display = string(f.Data)
+		case xspace.FieldLineTimestamp:
+			ts = int64(f.Value)
+		case xspace.FieldLineEvents:
 			x.evs = append(x.evs, wireEvent{})
 			e := &x.evs[len(x.evs)-1]
-			if err := parseEvent(e, f.data); err != nil {
+			if err := parseEvent(e, f.Data); err != nil {
 				return perfetto.Chunk{}, err
 			}
 			if !e.timed || x.flowMarker(e) {
@@ -169,17 +170,17 @@ func (x *lineEncoder) line(pp *perfettoPlane, id uint32, rank int32, b []byte) (
 
 // eachStat calls fn with the metadata id and value of each stat field
 // (field num) of the message b.
-func eachStat(b []byte, spec string, num protowire.Number, fn func(id int64, val field) error) error {
+func eachStat(b []byte, spec string, num protowire.Number, fn func(id int64, val xspace.Field) error) error {
 	for len(b) > 0 {
-		f, rest, err := next(b, spec)
+		f, rest, err := xspace.Next(b, spec)
 		if err != nil {
 			return err
 		}
 		b = rest
-		if f.num != num {
+		if f.Num != num {
 			continue
 		}
-		id, val, err := statOf(f.data)
+		id, val, err := statOf(f.Data)
 		if err != nil {
 			return err
 		}
@@ -193,9 +194,9 @@ func eachStat(b []byte, spec string, num protowire.Number, fn func(id int64, val
 // eachEventStat is eachStat over an event's stats (eventStats), with a
 // fast path for the stats written the usual way: a one-byte tag and
 // length, then metadata_id and one value (quickStat).
-func eachEventStat(b []byte, fn func(id int64, val field) error) error {
+func eachEventStat(b []byte, fn func(id int64, val xspace.Field) error) error {
 	for len(b) > 0 {
-		if b[0] == fEventStats<<3|2 && len(b) > 1 && b[1] < 0x80 && 2+int(b[1]) <= len(b) {
+		if b[0] == xspace.FieldEventStats<<3|2 && len(b) > 1 && b[1] < 0x80 && 2+int(b[1]) <= len(b) {
 			if id, val, ok := quickStat(b[2 : 2+b[1]]); ok {
 				if err := fn(id, val); err != nil {
 					return err
@@ -204,15 +205,15 @@ func eachEventStat(b []byte, fn func(id int64, val field) error) error {
 				continue
 			}
 		}
-		f, rest, err := next(b, eventSpec)
+		f, rest, err := xspace.Next(b, xspace.EventSpec)
 		if err != nil {
 			return err
 		}
 		b = rest
-		if f.num != fEventStats {
+		if f.Num != xspace.FieldEventStats {
 			continue
 		}
-		id, val, err := statOf(f.data)
+		id, val, err := statOf(f.Data)
 		if err != nil {
 			return err
 		}
@@ -224,40 +225,40 @@ func eachEventStat(b []byte, fn func(id int64, val field) error) error {
 }
 
 // quickStat parses a stat of the usual shape, metadata_id then one value
-// of its wire type (statSpec), nothing else; ok is false for any other,
+// of its wire type (StatSpec), nothing else; ok is false for any other,
 // which statOf parses.
-func quickStat(b []byte) (id int64, val field, ok bool) {
-	if len(b) < 3 || b[0] != fStatMeta<<3 {
-		return 0, field{}, false
+func quickStat(b []byte) (id int64, val xspace.Field, ok bool) {
+	if len(b) < 3 || b[0] != xspace.FieldStatMeta<<3 {
+		return 0, xspace.Field{}, false
 	}
-	v, n := consumeVarint(b[1:])
+	v, n := xspace.ConsumeVarint(b[1:])
 	if n < 0 {
-		return 0, field{}, false
+		return 0, xspace.Field{}, false
 	}
 	id, b = int64(v), b[1+n:]
 	if len(b) < 2 {
-		return 0, field{}, false
+		return 0, xspace.Field{}, false
 	}
 	num := protowire.Number(b[0] >> 3)
 	switch b[0] {
-	case fStatUint << 3, fStatInt << 3, fStatRef << 3:
-		v, n := consumeVarint(b[1:])
+	case xspace.FieldStatUint << 3, xspace.FieldStatInt << 3, xspace.FieldStatRef << 3:
+		v, n := xspace.ConsumeVarint(b[1:])
 		if n < 0 || 1+n != len(b) {
-			return 0, field{}, false
+			return 0, xspace.Field{}, false
 		}
-		return id, field{num: num, typ: protowire.VarintType, raw: b, v: v}, true
-	case fStatDouble<<3 | 1:
+		return id, xspace.Field{Num: num, Type: protowire.VarintType, Raw: b, Value: v}, true
+	case xspace.FieldStatDouble<<3 | 1:
 		if len(b) != 9 {
-			return 0, field{}, false
+			return 0, xspace.Field{}, false
 		}
-		return id, field{num: num, typ: protowire.Fixed64Type, raw: b, v: binary.LittleEndian.Uint64(b[1:])}, true
-	case fStatStr<<3 | 2, fStatBytes<<3 | 2, fStatZStr<<3 | 2:
+		return id, xspace.Field{Num: num, Type: protowire.Fixed64Type, Raw: b, Value: binary.LittleEndian.Uint64(b[1:])}, true
+	case xspace.FieldStatStr<<3 | 2, xspace.FieldStatBytes<<3 | 2, xspace.FieldStatZStr<<3 | 2:
 		if b[1] >= 0x80 || 2+int(b[1]) != len(b) {
-			return 0, field{}, false
+			return 0, xspace.Field{}, false
 		}
-		return id, field{num: num, typ: protowire.BytesType, raw: b, data: b[2:]}, true
+		return id, xspace.Field{Num: num, Type: protowire.BytesType, Raw: b, Data: b[2:]}, true
 	}
-	return 0, field{}, false
+	return 0, xspace.Field{}, false
 }
 
 // eventStats is the bytes of e that hold its stats: its tail, when that
@@ -276,9 +277,9 @@ func (x *lineEncoder) flowMarker(e *wireEvent) bool {
 		return false
 	}
 	marker := false
-	_ = eachEventStat(eventStats(e), func(id int64, val field) error {
-		if id == x.pp.phID && val.num == fStatStr {
-			marker = flowMarker(string(val.data))
+	_ = eachEventStat(eventStats(e), func(id int64, val xspace.Field) error {
+		if id == x.pp.phID && val.Num == xspace.FieldStatStr {
+			marker = flowMarker(string(val.Data))
 		}
 		return nil
 	})
@@ -294,19 +295,19 @@ func (x *lineEncoder) flowMarker(e *wireEvent) bool {
 func (x *lineEncoder) eventArgs(e *wireEvent) ([]perfetto.Arg, error) {
 	x.flows, x.ends = x.flows[:0], x.ends[:0]
 	var corr uint64
-	err := eachEventStat(eventStats(e), func(id int64, val field) error {
-		if id == x.pp.flowID && (val.num == fStatUint || val.num == fStatInt) {
-			fid := flowJSONID(x.pp.jp.node, val.v>>2&kineto.MaxFlowID)
-			switch val.v & 3 {
+	err := eachEventStat(eventStats(e), func(id int64, val xspace.Field) error {
+		if id == x.pp.flowID && (val.Num == xspace.FieldStatUint || val.Num == xspace.FieldStatInt) {
+			fid := flowJSONID(x.pp.jp.node, val.Value>>2&kineto.MaxFlowID)
+			switch val.Value & 3 {
 			case kineto.FlowIn:
 				x.ends = append(x.ends, fid)
 			case kineto.FlowOut, kineto.FlowInOut:
 				x.flows = append(x.flows, fid)
 			}
 		}
-		if (val.num == fStatUint || val.num == fStatInt) && val.v > 0 && corr == 0 {
+		if (val.Num == xspace.FieldStatUint || val.Num == xspace.FieldStatInt) && val.Value > 0 && corr == 0 {
 			if n := x.pp.p.stats[id]; n == "correlation_id" || n == "correlation" {
-				corr = val.v
+				corr = val.Value
 			}
 		}
 		var err error
@@ -325,7 +326,7 @@ func (x *lineEncoder) eventArgs(e *wireEvent) ([]perfetto.Arg, error) {
 // wireArgs appends the stats of an event metadata entry (its concatenated
 // stats fields) to args.
 func (x *lineEncoder) wireArgs(args []perfetto.Arg, stats []byte) ([]perfetto.Arg, error) {
-	err := eachStat(stats, eventMetaSpec, fMetaStats, func(id int64, val field) error {
+	err := eachStat(stats, xspace.EventMetaSpec, xspace.FieldMetaStats, func(id int64, val xspace.Field) error {
 		var err error
 		args, err = x.appendArg(args, id, val)
 		return err
@@ -335,22 +336,22 @@ func (x *lineEncoder) wireArgs(args []perfetto.Arg, stats []byte) ([]perfetto.Ar
 
 // appendArg appends the stat (id, val) of the plane as a typed value: an
 // int64, uint64 or double as such, any other as statText renders it.
-func (x *lineEncoder) appendArg(args []perfetto.Arg, id int64, val field) ([]perfetto.Arg, error) {
+func (x *lineEncoder) appendArg(args []perfetto.Arg, id int64, val xspace.Field) ([]perfetto.Arg, error) {
 	a := perfetto.Arg{Name: x.pp.p.stats[id]}
 	if _, ok := x.pp.p.stats[id]; !ok {
 		a.Name = strconv.FormatInt(id, 10)
 	}
-	switch val.num {
+	switch val.Num {
 	case 0:
 		return args, nil // no value
-	case fStatInt:
-		a.Kind, a.Int = perfetto.KindInt, int64(val.v)
-	case fStatUint:
-		a.Kind, a.Uint = perfetto.KindUint, val.v
-	case fStatDouble:
-		a.Kind, a.Double = perfetto.KindDouble, protowireFloat(val.v)
-	case fStatStr:
-		a.Str = string(val.data)
+	case xspace.FieldStatInt:
+		a.Kind, a.Int = perfetto.KindInt, int64(val.Value)
+	case xspace.FieldStatUint:
+		a.Kind, a.Uint = perfetto.KindUint, val.Value
+	case xspace.FieldStatDouble:
+		a.Kind, a.Double = perfetto.KindDouble, protowireFloat(val.Value)
+	case xspace.FieldStatStr:
+		a.Str = string(val.Data)
 	default:
 		s, err := x.pp.p.statText(id, val)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/chronosync/chronosync/trace/xspace"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -90,7 +91,7 @@ func scanPlaneBytes(r io.Reader, plane func([]byte) error) error {
 			if n > 1<<40 {
 				return fmt.Errorf("field %d: length %d out of range", num, n)
 			}
-			if num != fSpacePlanes {
+			if num != xspace.FieldSpacePlanes {
 				_, err = br.Discard(int(n))
 				break
 			}

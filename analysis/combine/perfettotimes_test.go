@@ -238,30 +238,30 @@ func TestPerfettoWindow(t *testing.T) {
 // TestQuickStat: quickStat reads what statOf reads, or declines.
 func TestQuickStat(t *testing.T) {
 	stat := func(fields ...[]byte) []byte { return bytes.Join(fields, nil) }
-	meta := func(id uint64) []byte { return protowire.AppendVarint([]byte{fStatMeta << 3}, id) }
+	meta := func(id uint64) []byte { return protowire.AppendVarint([]byte{xspace.FieldStatMeta << 3}, id) }
 	varint := func(num protowire.Number, v uint64) []byte {
 		return protowire.AppendVarint(protowire.AppendTag(nil, num, protowire.VarintType), v)
 	}
 	str := func(num protowire.Number, s string) []byte {
 		return protowire.AppendString(protowire.AppendTag(nil, num, protowire.BytesType), s)
 	}
-	dbl := protowire.AppendFixed64(protowire.AppendTag(nil, fStatDouble, protowire.Fixed64Type), 0x3ff0000000000000)
+	dbl := protowire.AppendFixed64(protowire.AppendTag(nil, xspace.FieldStatDouble, protowire.Fixed64Type), 0x3ff0000000000000)
 	for _, tc := range []struct {
 		name string
 		b    []byte
 		ok   bool
 	}{
-		{"uint", stat(meta(3), varint(fStatUint, 1<<40)), true},
-		{"int", stat(meta(300), varint(fStatInt, 1<<63)), true},
-		{"ref", stat(meta(1), varint(fStatRef, 7)), true},
+		{"uint", stat(meta(3), varint(xspace.FieldStatUint, 1<<40)), true},
+		{"int", stat(meta(300), varint(xspace.FieldStatInt, 1<<63)), true},
+		{"ref", stat(meta(1), varint(xspace.FieldStatRef, 7)), true},
 		{"double", stat(meta(2), dbl), true},
-		{"string", stat(meta(2), str(fStatStr, "all-reduce.3")), true},
-		{"bytes", stat(meta(2), str(fStatBytes, "\x00\x01")), true},
-		{"long string", stat(meta(2), str(fStatStr, string(make([]byte, 200)))), false},
-		{"value first", stat(varint(fStatUint, 5), meta(2)), false},
-		{"two values", stat(meta(2), varint(fStatUint, 5), varint(fStatInt, 6)), false},
+		{"string", stat(meta(2), str(xspace.FieldStatStr, "all-reduce.3")), true},
+		{"bytes", stat(meta(2), str(xspace.FieldStatBytes, "\x00\x01")), true},
+		{"long string", stat(meta(2), str(xspace.FieldStatStr, string(make([]byte, 200)))), false},
+		{"value first", stat(varint(xspace.FieldStatUint, 5), meta(2)), false},
+		{"two values", stat(meta(2), varint(xspace.FieldStatUint, 5), varint(xspace.FieldStatInt, 6)), false},
 		{"no value", meta(2), false},
-		{"wrong wire type", stat(meta(2), varint(fStatStr, 5)), false},
+		{"wrong wire type", stat(meta(2), varint(xspace.FieldStatStr, 5)), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id, val, ok := quickStat(tc.b)
@@ -275,7 +275,7 @@ func TestQuickStat(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if id != wid || val.num != wval.num || val.typ != wval.typ || val.v != wval.v || !bytes.Equal(val.data, wval.data) {
+			if id != wid || val.Num != wval.Num || val.Type != wval.Type || val.Value != wval.Value || !bytes.Equal(val.Data, wval.Data) {
 				t.Errorf("quickStat %d %+v, statOf %d %+v", id, val, wid, wval)
 			}
 		})

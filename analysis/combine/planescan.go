@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/chronosync/chronosync/infile"
+	"github.com/chronosync/chronosync/trace/xspace"
 )
 
 // jobHasGPU reports whether any input has a GPU plane, before the first
@@ -78,13 +79,13 @@ func scanPlaneNames(path string, name func(string) bool) error {
 				return err
 			}
 		default:
-			return errWire
+			return xspace.ErrWire
 		}
 		if size > uint64(f.Size()) {
-			return errWire
+			return xspace.ErrWire
 		}
 		end := off + int64(size)
-		if num == fSpacePlanes && typ == protowire.BytesType {
+		if num == xspace.FieldSpacePlanes && typ == protowire.BytesType {
 			head, err := br.Peek(int(min(size, planeNameHead)))
 			if err != nil {
 				return err
@@ -132,7 +133,7 @@ func planeName(b []byte) (string, bool) {
 			return "", false
 		}
 		b = b[n:]
-		if num == fPlaneName && typ == protowire.BytesType {
+		if num == xspace.FieldPlaneName && typ == protowire.BytesType {
 			v, n := protowire.ConsumeBytes(b)
 			if n < 0 {
 				return "", false
@@ -165,5 +166,5 @@ func readUvarint(br *bufio.Reader, off *int64) (uint64, error) {
 			return v, nil
 		}
 	}
-	return 0, errWire
+	return 0, xspace.ErrWire
 }

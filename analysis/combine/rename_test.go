@@ -125,18 +125,18 @@ func TestScanPlaneNames(t *testing.T) {
 	// writes it but the format allows.
 	late := func(name string) []byte {
 		var b []byte
-		b = protowire.AppendTag(b, fPlaneLines, protowire.BytesType)
+		b = protowire.AppendTag(b, xspace.FieldPlaneLines, protowire.BytesType)
 		b = protowire.AppendBytes(b, line)
-		b = protowire.AppendTag(b, fPlaneName, protowire.BytesType)
+		b = protowire.AppendTag(b, xspace.FieldPlaneName, protowire.BytesType)
 		return protowire.AppendString(b, name)
 	}
 	space := func(planes ...[]byte) []byte {
 		var b []byte
 		for _, p := range planes {
-			b = protowire.AppendTag(b, fSpacePlanes, protowire.BytesType)
+			b = protowire.AppendTag(b, xspace.FieldSpacePlanes, protowire.BytesType)
 			b = protowire.AppendBytes(b, p)
 		}
-		b = protowire.AppendTag(b, fSpaceHostnames, protowire.BytesType)
+		b = protowire.AppendTag(b, xspace.FieldSpaceHostnames, protowire.BytesType)
 		return protowire.AppendString(b, "host")
 	}
 	tpu, err := proto.Marshal(xspace.NewPlaneBuilder(1, "/device:TPU:0").Plane())

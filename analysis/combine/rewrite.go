@@ -49,15 +49,15 @@ func (h *lineHead) threadName() []byte {
 // first timed event is aligned) and the line's other own fields: the start
 // of the rewritten line, its events to be appended.
 func (h *lineHead) start(b []byte) []byte {
-	return append(withHead(b), h.others...)
+	return append(xspace.WithHead(b), h.others...)
 }
 
 // finish sets out's line to the rewritten line b (from start), with
 // timestamp_ns ts written into its room.
 func finish(out *lineOut, b []byte, ts int64) {
-	out.line, out.lineFrom = b, headRoom
+	out.line, out.lineFrom = b, xspace.HeadRoom
 	if ts != 0 {
-		out.lineFrom = putHead(b, byte(fLineTimestamp<<3|protowire.VarintType), uint64(ts))
+		out.lineFrom = xspace.PutHead(b, byte(xspace.FieldLineTimestamp<<3|protowire.VarintType), uint64(ts))
 	}
 }
 
@@ -69,11 +69,11 @@ func eventAt(b []byte) (data, rest []byte, ok bool, err error) {
 			return b[2:end], b[end:], true, nil
 		}
 	}
-	f, rest, err := next(b, lineSpec)
+	f, rest, err := xspace.Next(b, xspace.LineSpec)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	return f.data, rest, f.num == fLineEvents, nil
+	return f.Data, rest, f.Num == xspace.FieldLineEvents, nil
 }
 
 // nextEvent parses into e the events field at the start of b, if b starts
@@ -93,7 +93,7 @@ func nextEvent(e *wireEvent, b []byte, check *xspace.Checker) (rest []byte, ok b
 		copied = e.tail
 	}
 	if !check.Valid(copied) {
-		return rest, true, errWire
+		return rest, true, xspace.ErrWire
 	}
 	return rest, true, nil
 }
@@ -106,29 +106,29 @@ func (t *transcoder) lineHead(pj *planeJob, b []byte) (lineHead, error) {
 			b = rest
 			continue
 		}
-		f, rest, err := next(b, lineSpec)
+		f, rest, err := xspace.Next(b, xspace.LineSpec)
 		if err != nil {
 			return h, err
 		}
 		b = rest
-		switch f.num {
-		case fLineTimestamp:
-			h.ts = int64(f.v)
+		switch f.Num {
+		case xspace.FieldLineTimestamp:
+			h.ts = int64(f.Value)
 			continue
 		case 1:
-			h.id = int64(f.v)
+			h.id = int64(f.Value)
 		case 10:
-			h.displayID = int64(f.v)
+			h.displayID = int64(f.Value)
 		case 2:
-			h.name = f.data
+			h.name = f.Data
 		case 11:
-			h.displayName = f.data
+			h.displayName = f.Data
 		}
-		h.others = append(h.others, f.raw...)
+		h.others = append(h.others, f.Raw...)
 	}
 	t.others = h.others
 	if !pj.checks.line.Valid(h.others) {
-		return h, errWire
+		return h, xspace.ErrWire
 	}
 	if h.ts > maxLineNs || h.ts < -maxLineNs {
 		return h, fmt.Errorf("combine: %s: plane %s line %d: timestamp_ns %d is beyond ±%d ns, too far from zero for picosecond times (are they Unix-epoch ns? XSpace timestamps are relative to the profile's start)",
@@ -286,7 +286,7 @@ func threadJSON(pj *planeJob, h *lineHead, out *lineOut) int64 {
 
 // appendUntimed appends an event without offset_ps, as it was, to a line.
 func appendUntimed(line, ev []byte) []byte {
-	line = protowire.AppendTag(line, fLineEvents, protowire.BytesType)
+	line = protowire.AppendTag(line, xspace.FieldLineEvents, protowire.BytesType)
 	return protowire.AppendBytes(line, ev)
 }
 

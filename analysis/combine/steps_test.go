@@ -279,7 +279,7 @@ func TestEmitEventStepStat(t *testing.T) {
 	v := func(num protowire.Number, x uint64) []byte {
 		return protowire.AppendVarint(protowire.AppendTag(nil, num, protowire.VarintType), x)
 	}
-	own := appendStat(nil, fEventStats, 7, fStatInt, 42, "")
+	own := appendStat(nil, xspace.FieldEventStats, 7, xspace.FieldStatInt, 42, "")
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	const uncID, stepID = 9, 300 // a two-byte varint id
 	for _, tc := range []struct {
@@ -288,8 +288,8 @@ func TestEmitEventStepStat(t *testing.T) {
 		tailOK bool
 		own    int // its own stats
 	}{
-		{"one run", cat(v(fEventMeta, 3), v(fEventOffset, 100), v(fEventDuration, 50), own), true, 1},
-		{"split", cat(own, v(fEventOffset, 100), v(fEventDuration, 50), own), false, 2},
+		{"one run", cat(v(xspace.FieldEventMeta, 3), v(xspace.FieldEventOffset, 100), v(xspace.FieldEventDuration, 50), own), true, 1},
+		{"split", cat(own, v(xspace.FieldEventOffset, 100), v(xspace.FieldEventDuration, 50), own), false, 2},
 	} {
 		for _, across := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, across %v", tc.name, across), func(t *testing.T) {

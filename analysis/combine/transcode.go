@@ -11,6 +11,7 @@ import (
 
 	"github.com/chronosync/chronosync/analysis/align"
 	"github.com/chronosync/chronosync/analysis/validate"
+	"github.com/chronosync/chronosync/trace/chromejson"
 	"github.com/chronosync/chronosync/trace/kineto"
 	"github.com/chronosync/chronosync/trace/xspace"
 )
@@ -115,9 +116,9 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 	pj.groupID, pj.seqID, pj.sizeID = optStat(p, kineto.StatCollectiveGroup), optStat(p, kineto.StatCollectiveSeq), optStat(p, kineto.StatCollectiveSize)
 	pj.flowID, pj.phID = optStat(p, kineto.StatFlow), optStat(p, kineto.StatPhase)
 	body := c.space.message()
-	body = protowire.AppendTag(body, fPlaneID, protowire.VarintType)
+	body = protowire.AppendTag(body, xspace.FieldPlaneID, protowire.VarintType)
 	body = protowire.AppendVarint(body, uint64(id))
-	body = protowire.AppendTag(body, fPlaneName, protowire.BytesType)
+	body = protowire.AppendTag(body, xspace.FieldPlaneName, protowire.BytesType)
 	body = protowire.AppendString(body, name)
 	jp := processName(t.ns, p.name, name)
 	c.noteProcess(id, jp)
@@ -134,7 +135,7 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 		if out.timed && !haveSkew {
 			skew, haveSkew = out.skew, true
 		}
-		body = protowire.AppendTag(body, fPlaneLines, protowire.BytesType)
+		body = protowire.AppendTag(body, xspace.FieldPlaneLines, protowire.BytesType)
 		body = protowire.AppendBytes(body, out.line[out.lineFrom:])
 		out.mergeInto(t.ns)
 		if c.json != nil {
@@ -163,44 +164,44 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 	}
 	for _, a := range newStats {
 		var v []byte
-		v = protowire.AppendTag(v, fMetaID, protowire.VarintType)
+		v = protowire.AppendTag(v, xspace.FieldMetaID, protowire.VarintType)
 		v = protowire.AppendVarint(v, uint64(a.id))
-		v = protowire.AppendTag(v, fMetaName, protowire.BytesType)
+		v = protowire.AppendTag(v, xspace.FieldMetaName, protowire.BytesType)
 		v = protowire.AppendString(v, a.name)
 		var e []byte
-		e = protowire.AppendTag(e, fMapKey, protowire.VarintType)
+		e = protowire.AppendTag(e, xspace.FieldMapKey, protowire.VarintType)
 		e = protowire.AppendVarint(e, uint64(a.id))
-		e = protowire.AppendTag(e, fMapValue, protowire.BytesType)
+		e = protowire.AppendTag(e, xspace.FieldMapValue, protowire.BytesType)
 		e = protowire.AppendBytes(e, v)
-		body = protowire.AppendTag(body, fPlaneStatMeta, protowire.BytesType)
+		body = protowire.AppendTag(body, xspace.FieldPlaneStatMeta, protowire.BytesType)
 		body = protowire.AppendBytes(body, e)
 	}
-	body = appendStat(body, fPlaneStats, nodeID, fStatInt, uint64(node), "")
-	body = appendStat(body, fPlaneStats, hostID, fStatStr, 0, hostname)
-	body = appendStat(body, fPlaneStats, skewID, fStatInt, uint64(skew/1000), "")
-	body = appendStat(body, fPlaneStats, origID, fStatStr, 0, p.name)
+	body = appendStat(body, xspace.FieldPlaneStats, nodeID, xspace.FieldStatInt, uint64(node), "")
+	body = appendStat(body, xspace.FieldPlaneStats, hostID, xspace.FieldStatStr, 0, hostname)
+	body = appendStat(body, xspace.FieldPlaneStats, skewID, xspace.FieldStatInt, uint64(skew/1000), "")
+	body = appendStat(body, xspace.FieldPlaneStats, origID, xspace.FieldStatStr, 0, p.name)
 	if c.timeBase != 0 {
-		body = appendStat(body, fPlaneStats, baseID, fStatInt, uint64(c.timeBase), "")
+		body = appendStat(body, xspace.FieldPlaneStats, baseID, xspace.FieldStatInt, uint64(c.timeBase), "")
 	}
 	body = append(body, p.extra...)
-	return c.space.field(fSpacePlanes, body)
+	return c.space.field(xspace.FieldSpacePlanes, body)
 }
 
 // appendStat appends an XStat (a metadata id and one value of kind
-// fStatStr, fStatInt or fStatUint) as field num of a message.
+// FieldStatStr, FieldStatInt or FieldStatUint) as field num of a message.
 func appendStat(b []byte, num protowire.Number, id int64, kind protowire.Number, v uint64, s string) []byte {
-	size := protowire.SizeTag(fStatMeta) + protowire.SizeVarint(uint64(id)) + protowire.SizeTag(kind)
-	if kind == fStatStr {
+	size := protowire.SizeTag(xspace.FieldStatMeta) + protowire.SizeVarint(uint64(id)) + protowire.SizeTag(kind)
+	if kind == xspace.FieldStatStr {
 		size += protowire.SizeBytes(len(s))
 	} else {
 		size += protowire.SizeVarint(v)
 	}
 	b = protowire.AppendTag(b, num, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(size))
-	b = protowire.AppendTag(b, fStatMeta, protowire.VarintType)
+	b = protowire.AppendTag(b, xspace.FieldStatMeta, protowire.VarintType)
 	b = protowire.AppendVarint(b, uint64(id))
-	if kind == fStatStr {
-		b = protowire.AppendTag(b, fStatStr, protowire.BytesType)
+	if kind == xspace.FieldStatStr {
+		b = protowire.AppendTag(b, xspace.FieldStatStr, protowire.BytesType)
 		return protowire.AppendString(b, s)
 	}
 	b = protowire.AppendTag(b, kind, protowire.VarintType)
@@ -211,15 +212,15 @@ func appendStat(b []byte, num protowire.Number, id int64, kind protowire.Number,
 // stats (field 4) of an event's fields b, rendered as statText does.
 func eventStat(b []byte, p *wirePlane, id int64) (string, bool, error) {
 	for len(b) > 0 {
-		f, rest, err := next(b, eventSpec)
+		f, rest, err := xspace.Next(b, xspace.EventSpec)
 		if err != nil {
 			return "", false, err
 		}
 		b = rest
-		if f.num != fEventStats || f.typ != protowire.BytesType {
+		if f.Num != xspace.FieldEventStats || f.Type != protowire.BytesType {
 			continue
 		}
-		sid, val, err := statOf(f.data)
+		sid, val, err := statOf(f.Data)
 		if err != nil {
 			return "", false, err
 		}
@@ -252,37 +253,37 @@ func parseEvent(e *wireEvent, b []byte) error {
 			if len(b) > 1 && b[1] < 0x80 {
 				num, v, b = protowire.Number(t>>3), uint64(b[1]), b[2:]
 			} else {
-				x, n := consumeVarint(b[1:])
+				x, n := xspace.ConsumeVarint(b[1:])
 				if n < 0 {
-					return errWire
+					return xspace.ErrWire
 				}
 				num, v, b = protowire.Number(t>>3), x, b[1+n:]
 			}
-		case t&7 == byte(protowire.BytesType) && t > fEventDuration<<3 && t < 0x80 && len(b) > 1 && b[1] < 0x80 && 2+int(b[1]) <= len(b):
+		case t&7 == byte(protowire.BytesType) && t > xspace.FieldEventDuration<<3 && t < 0x80 && len(b) > 1 && b[1] < 0x80 && 2+int(b[1]) <= len(b):
 			e.other(b, closed)
 			b = b[2+int(b[1]):]
 			continue
 		default:
-			f, rest, err := next(b, eventSpec)
+			f, rest, err := xspace.Next(b, xspace.EventSpec)
 			if err != nil {
 				return err
 			}
-			if f.num == fEventOccurrences {
+			if f.Num == xspace.FieldEventOccurrences {
 				e.timed, e.occurrences = false, true
 			}
-			if f.num < fEventMeta || f.num > fEventDuration {
+			if f.Num < xspace.FieldEventMeta || f.Num > xspace.FieldEventDuration {
 				e.other(b, closed)
 				b = rest
 				continue
 			}
-			num, v, b = f.num, f.v, rest
+			num, v, b = f.Num, f.Value, rest
 		}
 		switch num {
-		case fEventMeta:
+		case xspace.FieldEventMeta:
 			e.meta = int64(v)
-		case fEventOffset:
+		case xspace.FieldEventOffset:
 			e.offset, e.timed = int64(v), true
-		case fEventDuration:
+		case xspace.FieldEventDuration:
 			e.dur = int64(v)
 		}
 		if e.tail != nil && closed < 0 {
@@ -313,13 +314,13 @@ func (e *wireEvent) other(b []byte, closed int) {
 
 // One-byte tags of the fields appendEvent writes.
 const (
-	tagLineEvents    = byte(fLineEvents<<3 | protowire.BytesType)
-	tagEventMeta     = byte(fEventMeta<<3 | protowire.VarintType)
-	tagEventOffset   = byte(fEventOffset<<3 | protowire.VarintType)
-	tagEventDuration = byte(fEventDuration<<3 | protowire.VarintType)
-	tagEventStats    = byte(fEventStats<<3 | protowire.BytesType)
-	tagStatMeta      = byte(fStatMeta<<3 | protowire.VarintType)
-	tagStatUint      = byte(fStatUint<<3 | protowire.VarintType)
+	tagLineEvents    = byte(xspace.FieldLineEvents<<3 | protowire.BytesType)
+	tagEventMeta     = byte(xspace.FieldEventMeta<<3 | protowire.VarintType)
+	tagEventOffset   = byte(xspace.FieldEventOffset<<3 | protowire.VarintType)
+	tagEventDuration = byte(xspace.FieldEventDuration<<3 | protowire.VarintType)
+	tagEventStats    = byte(xspace.FieldEventStats<<3 | protowire.BytesType)
+	tagStatMeta      = byte(xspace.FieldStatMeta<<3 | protowire.VarintType)
+	tagStatUint      = byte(xspace.FieldStatUint<<3 | protowire.VarintType)
 )
 
 // appendEvent appends a timed event that spans no host clock step to line
@@ -334,18 +335,18 @@ func (t *transcoder) appendEvent(line []byte, p *wirePlane, e *wireEvent, offset
 		if err != nil {
 			return line, "", false, err
 		}
-		line = protowire.AppendTag(line, fLineEvents, protowire.BytesType)
+		line = protowire.AppendTag(line, xspace.FieldLineEvents, protowire.BytesType)
 		return protowire.AppendBytes(line, ev), hlo, hasHlo, nil
 	}
 	unc := uint64(math.Ceil(e.sigma))
-	stat := protowire.SizeTag(fStatMeta) + protowire.SizeVarint(uint64(uncID)) + protowire.SizeTag(fStatUint) + protowire.SizeVarint(unc)
-	size := protowire.SizeTag(fEventOffset) + protowire.SizeVarint(uint64(offset)) + len(e.tail) +
-		protowire.SizeTag(fEventStats) + protowire.SizeVarint(uint64(stat)) + stat
+	stat := protowire.SizeTag(xspace.FieldStatMeta) + protowire.SizeVarint(uint64(uncID)) + protowire.SizeTag(xspace.FieldStatUint) + protowire.SizeVarint(unc)
+	size := protowire.SizeTag(xspace.FieldEventOffset) + protowire.SizeVarint(uint64(offset)) + len(e.tail) +
+		protowire.SizeTag(xspace.FieldEventStats) + protowire.SizeVarint(uint64(stat)) + stat
 	if e.meta != 0 {
-		size += protowire.SizeTag(fEventMeta) + protowire.SizeVarint(uint64(e.meta))
+		size += protowire.SizeTag(xspace.FieldEventMeta) + protowire.SizeVarint(uint64(e.meta))
 	}
 	if e.newDur != 0 {
-		size += protowire.SizeTag(fEventDuration) + protowire.SizeVarint(uint64(e.newDur))
+		size += protowire.SizeTag(xspace.FieldEventDuration) + protowire.SizeVarint(uint64(e.newDur))
 	}
 	// The tags of fields 1–15 are one byte each. The room is made once,
 	// and the fields put into it.
@@ -353,24 +354,24 @@ func (t *transcoder) appendEvent(line []byte, p *wirePlane, e *wireEvent, offset
 	line = slices.Grow(line, 1+binary.MaxVarintLen64+size)
 	b := line[n : n+1+binary.MaxVarintLen64+size]
 	b[0] = tagLineEvents
-	i := 1 + putVarint(b[1:], uint64(size))
+	i := 1 + xspace.PutVarint(b[1:], uint64(size))
 	if e.meta != 0 {
 		b[i] = tagEventMeta
-		i += 1 + putVarint(b[i+1:], uint64(e.meta))
+		i += 1 + xspace.PutVarint(b[i+1:], uint64(e.meta))
 	}
 	b[i] = tagEventOffset
-	i += 1 + putVarint(b[i+1:], uint64(offset))
+	i += 1 + xspace.PutVarint(b[i+1:], uint64(offset))
 	if e.newDur != 0 {
 		b[i] = tagEventDuration
-		i += 1 + putVarint(b[i+1:], uint64(e.newDur))
+		i += 1 + xspace.PutVarint(b[i+1:], uint64(e.newDur))
 	}
 	i += copy(b[i:], e.tail)
 	b[i] = tagEventStats
-	i += 1 + putVarint(b[i+1:], uint64(stat))
+	i += 1 + xspace.PutVarint(b[i+1:], uint64(stat))
 	b[i] = tagStatMeta
-	i += 1 + putVarint(b[i+1:], uint64(uncID))
+	i += 1 + xspace.PutVarint(b[i+1:], uint64(uncID))
 	b[i] = tagStatUint
-	i += 1 + putVarint(b[i+1:], unc)
+	i += 1 + xspace.PutVarint(b[i+1:], unc)
 	line = line[:n+i]
 	if !wantHlo {
 		return line, "", false, nil
@@ -387,7 +388,7 @@ func (t *transcoder) appendSpanning(line []byte, pj *planeJob, e *wireEvent, off
 	if err != nil {
 		return line, "", false, err
 	}
-	line = protowire.AppendTag(line, fLineEvents, protowire.BytesType)
+	line = protowire.AppendTag(line, xspace.FieldLineEvents, protowire.BytesType)
 	return protowire.AppendBytes(line, ev), hlo, hasHlo, nil
 }
 
@@ -398,13 +399,13 @@ func (t *transcoder) appendSpanning(line []byte, pj *planeJob, e *wireEvent, off
 func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, stepID, hloID int64, wantHlo bool) ([]byte, string, bool, error) {
 	out := t.ev[:0]
 	if e.meta != 0 {
-		out = protowire.AppendTag(out, fEventMeta, protowire.VarintType)
+		out = protowire.AppendTag(out, xspace.FieldEventMeta, protowire.VarintType)
 		out = protowire.AppendVarint(out, uint64(e.meta))
 	}
-	out = protowire.AppendTag(out, fEventOffset, protowire.VarintType)
+	out = protowire.AppendTag(out, xspace.FieldEventOffset, protowire.VarintType)
 	out = protowire.AppendVarint(out, uint64(offset))
 	if e.newDur != 0 {
-		out = protowire.AppendTag(out, fEventDuration, protowire.VarintType)
+		out = protowire.AppendTag(out, xspace.FieldEventDuration, protowire.VarintType)
 		out = protowire.AppendVarint(out, uint64(e.newDur))
 	}
 	var hlo string
@@ -417,15 +418,15 @@ func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, ste
 		}
 	} else {
 		for b := e.raw; len(b) > 0; {
-			f, rest, err := next(b, eventSpec)
+			f, rest, err := xspace.Next(b, xspace.EventSpec)
 			if err != nil {
 				return nil, "", false, err
 			}
 			b = rest
-			if f.num == fEventMeta || f.num == fEventOffset || f.num == fEventDuration || f.num == fEventOccurrences {
+			if f.Num == xspace.FieldEventMeta || f.Num == xspace.FieldEventOffset || f.Num == xspace.FieldEventDuration || f.Num == xspace.FieldEventOccurrences {
 				continue
 			}
-			out = append(out, f.raw...)
+			out = append(out, f.Raw...)
 		}
 		if wantHlo {
 			hlo, hasHlo, err = eventStat(e.raw, p, hloID)
@@ -434,9 +435,9 @@ func (t *transcoder) rewriteEvent(p *wirePlane, e *wireEvent, offset, uncID, ste
 	if err != nil {
 		return nil, "", false, err
 	}
-	out = appendStat(out, fEventStats, uncID, fStatUint, uint64(math.Ceil(e.sigma)), "")
+	out = appendStat(out, xspace.FieldEventStats, uncID, xspace.FieldStatUint, uint64(math.Ceil(e.sigma)), "")
 	if e.across {
-		out = appendStat(out, fEventStats, stepID, fStatInt, 1, "")
+		out = appendStat(out, xspace.FieldEventStats, stepID, xspace.FieldStatInt, 1, "")
 	}
 	t.ev = out
 	return out, hlo, hasHlo, nil
@@ -466,7 +467,7 @@ func (t *transcoder) eventJSON(b []byte, pj *planeJob, e *wireEvent, m *wireMeta
 	if m != nil {
 		b = append(b, m.jsonArgs...)
 	}
-	b, err := p.appendArgsJSON(b, stats, fEventStats)
+	b, err := p.appendArgsJSON(b, stats, xspace.FieldEventStats)
 	if err != nil {
 		return b, err
 	}
@@ -478,20 +479,20 @@ func (t *transcoder) eventJSON(b []byte, pj *planeJob, e *wireEvent, m *wireMeta
 	b = append(b, `}}`...)
 	if pj.flowID >= 0 {
 		for msg := stats; len(msg) > 0; {
-			f, rest, err := nextField(msg)
+			f, rest, err := xspace.NextField(msg)
 			if err != nil {
 				return b, err
 			}
 			msg = rest
-			if f.num != fEventStats || f.typ != protowire.BytesType {
+			if f.Num != xspace.FieldEventStats || f.Type != protowire.BytesType {
 				continue
 			}
-			id, val, err := statOf(f.data)
+			id, val, err := statOf(f.Data)
 			if err != nil {
 				return b, err
 			}
-			if id == pj.flowID && (val.num == fStatUint || val.num == fStatInt) {
-				b = appendFlowJSON(b, val.v, pj.node, pj.pid, tid, e.start)
+			if id == pj.flowID && (val.Num == xspace.FieldStatUint || val.Num == xspace.FieldStatInt) {
+				b = appendFlowJSON(b, val.Value, pj.node, pj.pid, tid, e.start)
 			}
 		}
 	}
@@ -503,16 +504,16 @@ func (t *transcoder) eventJSON(b []byte, pj *planeJob, e *wireEvent, m *wireMeta
 func (p *wirePlane) prepareJSON() error {
 	p.jsonKeys = make(map[int64][]byte, len(p.stats))
 	for id, name := range p.stats {
-		p.jsonKeys[id] = appendString(nil, name)
+		p.jsonKeys[id] = chromejson.AppendString(nil, name)
 	}
 	for id, m := range p.meta {
 		n := m.display
 		if n == "" {
 			n = m.name
 		}
-		m.jsonName = appendString(nil, n)
+		m.jsonName = chromejson.AppendString(nil, n)
 		var err error
-		if m.jsonArgs, err = p.appendArgsJSON(nil, m.stats, fMetaStats); err != nil {
+		if m.jsonArgs, err = p.appendArgsJSON(nil, m.stats, xspace.FieldMetaStats); err != nil {
 			return fmt.Errorf("plane %s: event metadata %d (%q): %w", p.name, id, m.name, err)
 		}
 	}
@@ -526,15 +527,15 @@ var jsonEmpty = []byte(`""`)
 // members `"key":value,` (each followed by a comma; see jsonargs.go).
 func (p *wirePlane) appendArgsJSON(b, msg []byte, num protowire.Number) ([]byte, error) {
 	for len(msg) > 0 {
-		f, rest, err := nextField(msg)
+		f, rest, err := xspace.NextField(msg)
 		if err != nil {
 			return b, err
 		}
 		msg = rest
-		if f.num != num || f.typ != protowire.BytesType {
+		if f.Num != num || f.Type != protowire.BytesType {
 			continue
 		}
-		if b, err = p.appendStatJSON(b, f.data); err != nil {
+		if b, err = p.appendStatJSON(b, f.Data); err != nil {
 			return b, err
 		}
 	}
@@ -549,23 +550,23 @@ func (p *wirePlane) appendStatJSON(b, st []byte) ([]byte, error) {
 	}
 	b = p.keyJSON(b, id)
 	b = append(b, ':')
-	switch val.num {
+	switch val.Num {
 	case 0:
 		b = append(b, jsonEmpty...)
-	case fStatUint:
-		b = strconv.AppendUint(b, val.v, 10)
-	case fStatInt:
-		b = strconv.AppendInt(b, int64(val.v), 10)
-	case fStatDouble:
-		b = appendFloatJSON(b, protowireFloat(val.v))
-	case fStatStr:
-		b = appendString(b, val.data)
+	case xspace.FieldStatUint:
+		b = strconv.AppendUint(b, val.Value, 10)
+	case xspace.FieldStatInt:
+		b = strconv.AppendInt(b, int64(val.Value), 10)
+	case xspace.FieldStatDouble:
+		b = chromejson.AppendFloat(b, protowireFloat(val.Value))
+	case xspace.FieldStatStr:
+		b = chromejson.AppendString(b, val.Data)
 	default: // rare kinds
 		v, err := p.statText(id, val)
 		if err != nil {
 			return b, err
 		}
-		b = appendString(b, v)
+		b = chromejson.AppendString(b, v)
 	}
 	return append(b, ','), nil
 }
@@ -577,5 +578,5 @@ func (p *wirePlane) keyJSON(b []byte, id int64) []byte {
 	if k, ok := p.jsonKeys[id]; ok {
 		return append(b, k...)
 	}
-	return appendString(b, strconv.FormatInt(id, 10))
+	return chromejson.AppendString(b, strconv.FormatInt(id, 10))
 }

@@ -1,15 +1,10 @@
 package combine
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
-
-	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/chronosync/chronosync/trace/xplanepb"
 	"github.com/chronosync/chronosync/trace/xspace"
@@ -21,7 +16,10 @@ import (
 // was. Decoding a whole XSpace into Go objects (and encoding it again) costs
 // several allocations per event and about 25 times the file's size in
 // memory; this costs none per event and holds only the file's bytes.
-// TestWireMatchesProto checks that both give proto.Equal results.
+// TestWireMatchesProto checks that both give proto.Equal results. The
+// schema's field numbers, the field iterator (xspace.Next) and the varint
+// helpers are trace/xspace's wire-level API; what is here is what the
+// combiner makes of the fields.
 //
 // What is copied unparsed is checked first against the schema of the
 // message it belongs to (wireChecks: UTF-8 strings, nested messages such
@@ -29,80 +27,6 @@ import (
 // so that whatever the combiner accepts, xspace.Read reads back
 // (TestCombineRefusesCorrupt); a trace that fails is refused with the
 // place where it breaks (combiner.locate).
-
-// Field numbers of the XSpace schema (trace/xplanepb/xplane.proto).
-const (
-	fSpacePlanes    = 1
-	fSpaceHostnames = 4
-
-	fPlaneID        = 1
-	fPlaneName      = 2
-	fPlaneLines     = 3
-	fPlaneEventMeta = 4
-	fPlaneStatMeta  = 5
-	fPlaneStats     = 6
-
-	fLineTimestamp = 3
-	fLineEvents    = 4
-
-	fEventMeta     = 1
-	fEventOffset   = 2
-	fEventDuration = 3
-	fEventStats    = 4
-	// fEventOccurrences is num_occurrences, offset_ps's other half of
-	// their oneof.
-	fEventOccurrences = 5
-
-	fStatMeta   = 1
-	fStatDouble = 2
-	fStatUint   = 3
-	fStatInt    = 4
-	fStatStr    = 5
-	fStatBytes  = 6
-	fStatRef    = 7
-	fStatZStr   = 8
-
-	fMapKey   = 1
-	fMapValue = 2
-
-	fMetaID      = 1
-	fMetaName    = 2
-	fMetaDisplay = 4
-	fMetaStats   = 5
-)
-
-// The wire type of each field of a message, by field number: v varint, f
-// fixed64, b length-delimited, '.' not read by number (or either of two
-// types: child_id, packed or not). A field of the schema's number but
-// another wire type is an unknown field to proto.Unmarshal, so next hands
-// it out as field number 0, which no reader takes for one of its own.
-const (
-	spaceSpec     = ".bbbb"        // planes, errors, warnings, hostnames
-	planeSpec     = ".vbbbbb"      // id, name, lines, event_metadata, stat_metadata, stats
-	lineSpec      = ".vbvb....vvb" // id, name, timestamp_ns, events, …, duration_ps, display_id, display_name
-	eventSpec     = ".vvvbv"       // metadata_id, offset_ps, duration_ps, stats, num_occurrences
-	statSpec      = ".vfvvbbvb"    // metadata_id, double, uint64, int64, str, bytes, ref, compressed_str
-	mapSpec       = ".vb"          // key, value
-	eventMetaSpec = ".vbbbb."      // id, name, metadata, display_name, stats, child_id
-	statMetaSpec  = ".vbb"         // id, name, description
-)
-
-// wireTypeChars are the spec letters of wire types 0, 1 and 2.
-const wireTypeChars = "vfb"
-
-// fits reports whether a field num of wire type typ is the field spec
-// says it is (or spec says nothing of num).
-func fits(spec string, num protowire.Number, typ protowire.Type) bool {
-	if int(num) >= len(spec) || spec[num] == '.' {
-		return true
-	}
-	return int(typ) < len(wireTypeChars) && wireTypeChars[typ] == spec[num]
-}
-
-// errWire reports wire data the combiner cannot parse, or would copy but
-// proto.Unmarshal refuses; the caller checks the whole file for an error
-// that says where (combiner.locate).
-var errWire = errors.New("malformed XSpace")
 
 // wireChecks are the checkers of the messages whose fields the combiner
 // copies unparsed: the space's own fields (host names), a plane's (its
@@ -119,71 +43,6 @@ func newWireChecks() *wireChecks {
 		line:  xspace.NewChecker((*xplanepb.XLine)(nil).ProtoReflect().Descriptor()),
 		event: xspace.NewChecker((*xplanepb.XEvent)(nil).ProtoReflect().Descriptor()),
 	}
-}
-
-// field is one parsed field: its number, wire type, the whole field's bytes
-// (tag included) and, for varints, the value, for length-delimited fields
-// the payload.
-type field struct {
-	num  protowire.Number
-	typ  protowire.Type
-	raw  []byte
-	v    uint64
-	data []byte
-}
-
-// next parses the first field of b, a message whose fields spec
-// describes, and returns it and the rest of b. A field of the wrong wire
-// type for its number comes out as number 0 (unknown).
-func next(b []byte, spec string) (field, []byte, error) {
-	f, rest, err := nextField(b)
-	if err == nil && !fits(spec, f.num, f.typ) {
-		f.num = 0
-	}
-	return f, rest, err
-}
-
-// nextField parses the first field of b and returns it and the rest of b.
-func nextField(b []byte) (field, []byte, error) {
-	// Fast path: a one-byte tag (field numbers 1–15) of a varint or a
-	// length-delimited field, each value parsed once.
-	if len(b) > 1 && b[0] >= 8 && b[0] < 0x80 {
-		num, typ := protowire.Number(b[0]>>3), protowire.Type(b[0]&7)
-		switch typ {
-		case protowire.VarintType:
-			v, n := consumeVarint(b[1:])
-			if n < 0 {
-				return field{}, nil, errWire
-			}
-			return field{num: num, typ: typ, raw: b[:1+n], v: v}, b[1+n:], nil
-		case protowire.BytesType:
-			l, n := consumeVarint(b[1:])
-			if n < 0 || l > uint64(len(b)-1-n) {
-				return field{}, nil, errWire
-			}
-			end := 1 + n + int(l)
-			return field{num: num, typ: typ, raw: b[:end], data: b[1+n : end]}, b[end:], nil
-		}
-	}
-	num, typ, n := protowire.ConsumeTag(b)
-	if n < 0 {
-		return field{}, nil, errWire
-	}
-	f := field{num: num, typ: typ}
-	m := protowire.ConsumeFieldValue(num, typ, b[n:])
-	if m < 0 {
-		return field{}, nil, errWire
-	}
-	f.raw = b[:n+m]
-	switch typ {
-	case protowire.VarintType:
-		f.v, _ = protowire.ConsumeVarint(b[n:])
-	case protowire.BytesType:
-		f.data, _ = protowire.ConsumeBytes(b[n:])
-	case protowire.Fixed64Type:
-		f.v, _ = protowire.ConsumeFixed64(b[n:])
-	}
-	return f, b[n+m:], nil
 }
 
 // wireMeta is what the combiner needs of an event metadata entry.
@@ -220,37 +79,37 @@ func parsePlane(b []byte, checks *wireChecks) (*wirePlane, error) {
 	p := &wirePlane{meta: map[int64]*wireMeta{}, stats: map[int64]string{}}
 	var evMeta [][]byte
 	for len(b) > 0 {
-		f, rest, err := next(b, planeSpec)
+		f, rest, err := xspace.Next(b, xspace.PlaneSpec)
 		if err != nil {
 			return nil, err
 		}
 		b = rest
-		if f.num != fPlaneLines && !checks.plane.Valid(f.raw) {
-			return nil, errWire
+		if f.Num != xspace.FieldPlaneLines && !checks.plane.Valid(f.Raw) {
+			return nil, xspace.ErrWire
 		}
-		switch f.num {
-		case fPlaneID:
-			p.id = int64(f.v)
-		case fPlaneName:
-			p.name = string(f.data)
-		case fPlaneLines:
-			p.lines = append(p.lines, f.data)
-		case fPlaneEventMeta:
-			evMeta = append(evMeta, f.data)
-			p.copied = append(p.copied, f.raw...)
-		case fPlaneStatMeta:
-			id, name, err := parseStatMeta(f.data)
+		switch f.Num {
+		case xspace.FieldPlaneID:
+			p.id = int64(f.Value)
+		case xspace.FieldPlaneName:
+			p.name = string(f.Data)
+		case xspace.FieldPlaneLines:
+			p.lines = append(p.lines, f.Data)
+		case xspace.FieldPlaneEventMeta:
+			evMeta = append(evMeta, f.Data)
+			p.copied = append(p.copied, f.Raw...)
+		case xspace.FieldPlaneStatMeta:
+			id, name, err := parseStatMeta(f.Data)
 			if err != nil {
 				return nil, err
 			}
 			p.stats[id] = name
 			p.maxID = max(p.maxID, id)
-			p.copied = append(p.copied, f.raw...)
-		case fPlaneStats:
-			p.pstats = append(p.pstats, f.data)
-			p.copied = append(p.copied, f.raw...)
+			p.copied = append(p.copied, f.Raw...)
+		case xspace.FieldPlaneStats:
+			p.pstats = append(p.pstats, f.Data)
+			p.copied = append(p.copied, f.Raw...)
 		default:
-			p.extra = append(p.extra, f.raw...)
+			p.extra = append(p.extra, f.Raw...)
 		}
 	}
 	if err := p.takeBase(); err != nil {
@@ -294,13 +153,13 @@ func (p *wirePlane) takeBase() error {
 	p.pstats = keep
 	var copied []byte
 	for b := p.copied; len(b) > 0; {
-		f, rest, err := next(b, planeSpec)
+		f, rest, err := xspace.Next(b, xspace.PlaneSpec)
 		if err != nil {
 			return err
 		}
 		b = rest
-		if f.num == fPlaneStats {
-			sid, _, err := statOf(f.data)
+		if f.Num == xspace.FieldPlaneStats {
+			sid, _, err := statOf(f.Data)
 			if err != nil {
 				return err
 			}
@@ -308,7 +167,7 @@ func (p *wirePlane) takeBase() error {
 				continue
 			}
 		}
-		copied = append(copied, f.raw...)
+		copied = append(copied, f.Raw...)
 	}
 	p.copied = copied
 	return nil
@@ -328,16 +187,16 @@ func (p *wirePlane) statID(name string) (int64, bool) {
 // mapEntry splits a map entry into its int64 key and its value message.
 func mapEntry(b []byte) (key int64, value []byte, err error) {
 	for len(b) > 0 {
-		f, rest, err := next(b, mapSpec)
+		f, rest, err := xspace.Next(b, xspace.MapSpec)
 		if err != nil {
 			return 0, nil, err
 		}
 		b = rest
-		switch f.num {
-		case fMapKey:
-			key = int64(f.v)
-		case fMapValue:
-			value = f.data
+		switch f.Num {
+		case xspace.FieldMapKey:
+			key = int64(f.Value)
+		case xspace.FieldMapValue:
+			value = f.Data
 		}
 	}
 	return key, value, nil
@@ -349,9 +208,9 @@ func parseStatMeta(b []byte) (int64, string, error) {
 	id, v, err := mapEntry(b)
 	var name string
 	for err == nil && len(v) > 0 {
-		var g field
-		if g, v, err = next(v, statMetaSpec); err == nil && g.num == fMetaName {
-			name = string(g.data)
+		var g xspace.Field
+		if g, v, err = xspace.Next(v, xspace.StatMetaSpec); err == nil && g.Num == xspace.FieldMetaName {
+			name = string(g.Data)
 		}
 	}
 	return id, name, err
@@ -362,19 +221,19 @@ func parseEventMeta(b []byte, p *wirePlane, hloID int64, hasHlo bool) (int64, *w
 	id, v, err := mapEntry(b)
 	m := &wireMeta{}
 	for err == nil && len(v) > 0 {
-		var g field
-		if g, v, err = next(v, eventMetaSpec); err != nil {
+		var g xspace.Field
+		if g, v, err = xspace.Next(v, xspace.EventMetaSpec); err != nil {
 			break
 		}
-		switch g.num {
-		case fMetaName:
-			m.name = string(g.data)
-		case fMetaDisplay:
-			m.display = string(g.data)
-		case fMetaStats:
-			m.stats = append(m.stats, g.raw...)
+		switch g.Num {
+		case xspace.FieldMetaName:
+			m.name = string(g.Data)
+		case xspace.FieldMetaDisplay:
+			m.display = string(g.Data)
+		case xspace.FieldMetaStats:
+			m.stats = append(m.stats, g.Raw...)
 			if hasHlo && !m.hasHlo {
-				err = m.takeHlo(g.data, p, hloID)
+				err = m.takeHlo(g.Data, p, hloID)
 			}
 		}
 	}
@@ -399,17 +258,17 @@ func (m *wireMeta) takeHlo(st []byte, p *wirePlane, hloID int64) error {
 
 // statOf reads the XStat b: its metadata id and its value, the last of
 // its value fields (num 0: it has none).
-func statOf(b []byte) (id int64, val field, err error) {
+func statOf(b []byte) (id int64, val xspace.Field, err error) {
 	for len(b) > 0 {
-		f, rest, err := next(b, statSpec)
+		f, rest, err := xspace.Next(b, xspace.StatSpec)
 		if err != nil {
-			return 0, field{}, err
+			return 0, xspace.Field{}, err
 		}
 		b = rest
-		switch f.num {
-		case fStatMeta:
-			id = int64(f.v)
-		case fStatDouble, fStatUint, fStatInt, fStatStr, fStatRef, fStatBytes, fStatZStr:
+		switch f.Num {
+		case xspace.FieldStatMeta:
+			id = int64(f.Value)
+		case xspace.FieldStatDouble, xspace.FieldStatUint, xspace.FieldStatInt, xspace.FieldStatStr, xspace.FieldStatRef, xspace.FieldStatBytes, xspace.FieldStatZStr:
 			val = f
 		}
 	}
@@ -420,25 +279,25 @@ func statOf(b []byte) (id int64, val field, err error) {
 // metadata id is id, as xspace.StatValue does: the error, for a compressed
 // string that does not decompress or decompresses to more than
 // xspace.MaxDecompressedStat bytes, names the stat.
-func (p *wirePlane) statText(id int64, val field) (string, error) {
-	switch val.num {
-	case fStatDouble:
-		return strconv.FormatFloat(protowireFloat(val.v), 'g', -1, 64), nil
-	case fStatUint:
-		return strconv.FormatUint(val.v, 10), nil
-	case fStatInt:
-		return strconv.FormatInt(int64(val.v), 10), nil
-	case fStatStr:
-		return string(val.data), nil
-	case fStatRef:
-		if n, ok := p.stats[int64(val.v)]; ok {
+func (p *wirePlane) statText(id int64, val xspace.Field) (string, error) {
+	switch val.Num {
+	case xspace.FieldStatDouble:
+		return strconv.FormatFloat(protowireFloat(val.Value), 'g', -1, 64), nil
+	case xspace.FieldStatUint:
+		return strconv.FormatUint(val.Value, 10), nil
+	case xspace.FieldStatInt:
+		return strconv.FormatInt(int64(val.Value), 10), nil
+	case xspace.FieldStatStr:
+		return string(val.Data), nil
+	case xspace.FieldStatRef:
+		if n, ok := p.stats[int64(val.Value)]; ok {
 			return n, nil
 		}
-		return xspace.StatString(nil, &xplanepb.XStat{Value: &xplanepb.XStat_RefValue{RefValue: val.v}}), nil
-	case fStatBytes:
-		return xspace.StatString(nil, &xplanepb.XStat{Value: &xplanepb.XStat_BytesValue{BytesValue: val.data}}), nil
-	case fStatZStr:
-		s, err := xspace.DecompressString(val.data)
+		return xspace.StatString(nil, &xplanepb.XStat{Value: &xplanepb.XStat_RefValue{RefValue: val.Value}}), nil
+	case xspace.FieldStatBytes:
+		return xspace.StatString(nil, &xplanepb.XStat{Value: &xplanepb.XStat_BytesValue{BytesValue: val.Data}}), nil
+	case xspace.FieldStatZStr:
+		s, err := xspace.DecompressString(val.Data)
 		if err != nil {
 			return "", fmt.Errorf("stat %s: compressed_str_value: %w", p.statName(id), err)
 		}
@@ -458,53 +317,3 @@ func (p *wirePlane) statName(id int64) string {
 
 // protowireFloat is the float64 of a fixed64 field's bits.
 func protowireFloat(v uint64) float64 { return math.Float64frombits(v) }
-
-// consumeVarint is protowire.ConsumeVarint, faster for the varints of up
-// to 7 bytes (to 2^49: times in ps to 6 days) that most are: it reads 8
-// bytes at once, past b's end but within its capacity, and uses what
-// lies within b.
-func consumeVarint(b []byte) (uint64, int) {
-	if c := b[:cap(b)]; len(c) >= 8 {
-		x := binary.LittleEndian.Uint64(c)
-		if m := ^x & 0x0080808080808080; m != 0 {
-			n := bits.TrailingZeros64(m)/8 + 1
-			if n <= len(b) {
-				x &= 1<<(8*n) - 1
-				x = x&0x7f | x>>1&(0x7f<<7) | x>>2&(0x7f<<14) | x>>3&(0x7f<<21) |
-					x>>4&(0x7f<<28) | x>>5&(0x7f<<35) | x>>6&(0x7f<<42)
-				return x, n
-			}
-		}
-	}
-	return protowire.ConsumeVarint(b)
-}
-
-// putVarint writes v as a varint at the start of b, which has room for
-// it, and returns its length.
-func putVarint(b []byte, v uint64) int {
-	i := 0
-	for v >= 0x80 {
-		b[i] = byte(v) | 0x80
-		v >>= 7
-		i++
-	}
-	b[i] = byte(v)
-	return i + 1
-}
-
-// headRoom is the room a buffer keeps at its start for a field's tag and
-// a varint (the field's length, or its value) known only once the rest is
-// written: see withHead.
-const headRoom = 1 + binary.MaxVarintLen64
-
-// withHead returns b emptied but for headRoom bytes of room.
-func withHead(b []byte) []byte { return append(b[:0], make([]byte, headRoom)...) }
-
-// putHead writes the one-byte tag (of a field 1–15) and the varint v at
-// the end of b's room (see withHead) and returns where they start.
-func putHead(b []byte, tag byte, v uint64) int {
-	var h [headRoom]byte
-	h[0] = tag
-	n := 1 + putVarint(h[1:], v)
-	return headRoom - copy(b[headRoom-n:headRoom], h[:n])
-}

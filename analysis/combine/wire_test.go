@@ -3,9 +3,7 @@ package combine
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/binary"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +11,6 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
-	"pgregory.net/rapid"
 
 	"github.com/chronosync/chronosync/trace/xspace"
 )
@@ -185,7 +182,7 @@ func TestParseEvent(t *testing.T) {
 		return protowire.AppendVarint(protowire.AppendTag(nil, num, protowire.VarintType), x)
 	}
 	stat := func(s string) []byte {
-		return protowire.AppendString(protowire.AppendTag(nil, fEventStats, protowire.BytesType), s)
+		return protowire.AppendString(protowire.AppendTag(nil, xspace.FieldEventStats, protowire.BytesType), s)
 	}
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	tests := []struct {
@@ -217,57 +214,4 @@ func TestParseEvent(t *testing.T) {
 	if err := parseEvent(&wireEvent{}, []byte{0x10}); err == nil {
 		t.Error("a truncated offset_ps parsed")
 	}
-}
-
-// TestAppendMicros pins the Chrome trace's microsecond times: ps as a
-// decimal with up to six places, trailing zeros cut.
-func TestAppendMicros(t *testing.T) {
-	for _, tt := range []struct {
-		ps   int64
-		want string
-	}{
-		{0, "0"},
-		{1, "0.000001"},
-		{10, "0.00001"},
-		{999_999, "0.999999"},
-		{1_000_000, "1"},
-		{1_500_000, "1.5"},
-		{123_456_789_012, "123456.789012"},
-		{-1, "-0.000001"},
-		{-1_500_000, "-1.5"},
-		{math.MinInt64, "-9223372.036854775808"},
-	} {
-		if got := string(appendMicros([]byte("x"), tt.ps)); got != "x"+tt.want {
-			t.Errorf("appendMicros(%d) = %q, want %q", tt.ps, got, "x"+tt.want)
-		}
-	}
-}
-
-// TestVarints: consumeVarint reads what protowire.ConsumeVarint reads,
-// whatever lies past the slice's end, and putVarint writes what
-// protowire.AppendVarint writes.
-func TestVarints(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		// A varint of 1 to 10 bytes, each as likely.
-		size := rapid.IntRange(1, 10).Draw(t, "groups")
-		v := rapid.Uint64().Draw(t, "v") >> max(0, 64-7*size)
-		v |= 1 << min(63, 7*(size-1))
-		enc := protowire.AppendVarint(nil, v)
-		var put [binary.MaxVarintLen64]byte
-		if n := putVarint(put[:], v); !bytes.Equal(put[:n], enc) {
-			t.Fatalf("putVarint(%d) = %x, want %x", v, put[:n], enc)
-		}
-		// The encoding, cut or not, with arbitrary bytes after it in the
-		// slice's capacity.
-		buf := append(slices.Clone(enc), rapid.SliceOfN(rapid.Byte(), 0, 12).Draw(t, "after")...)
-		b := buf[:len(enc)]
-		if rapid.Bool().Draw(t, "cut") {
-			b = buf[:rapid.IntRange(0, len(enc)).Draw(t, "len")]
-		}
-		gv, gn := consumeVarint(b)
-		wv, wn := protowire.ConsumeVarint(b)
-		if gn != wn || (wn > 0 && gv != wv) {
-			t.Fatalf("consumeVarint(%x, then %x) = %d, %d; want %d, %d", b, buf[len(b):], gv, gn, wv, wn)
-		}
-	})
 }

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -41,10 +42,13 @@ func Select[T cmp.Ordered](v []T, k int) T {
 	return v[k]
 }
 
-// Median returns the median of v (len(v) > 0), the mean of the two middle
-// values when len(v) is even. It reorders v.
+// Median returns the median of v, the mean of the two middle values when
+// len(v) is even, NaN when v is empty. It reorders v.
 func Median(v []float64) float64 {
 	n := len(v)
+	if n == 0 {
+		return math.NaN()
+	}
 	hi := Select(v, n/2)
 	if n%2 == 1 {
 		return hi

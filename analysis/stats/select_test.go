@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -47,5 +48,12 @@ func TestMedian(t *testing.T) {
 				t.Fatalf("n %d: median %v, want %v", n, got, want)
 			}
 		}
+	}
+}
+
+// TestMedianEmpty: the median of nothing is NaN, not a panic.
+func TestMedianEmpty(t *testing.T) {
+	if m := Median(nil); !math.IsNaN(m) {
+		t.Errorf("Median(nil) = %g, want NaN", m)
 	}
 }

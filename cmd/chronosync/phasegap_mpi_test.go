@@ -211,7 +211,7 @@ func TestPhasegapRefuses(t *testing.T) {
 		{[]string{"--ranks", "3"}, "--ranks 3, but the communicator has 2 ranks (mpirun -np 3)"},
 		{[]string{"--ranks", "2", "--halo", "1", "--timesteps", "2"}, "--halo 1 is smaller than B = radius × timesteps = 1 × 2 = 2"},
 		{[]string{"--ranks", "2", "--mode", "fast"}, `--mode "fast"`},
-		{[]string{"--ranks", "2", "--omp-schedule", "fastest"}, `--omp_schedule "fastest": expected static, dynamic or guided`},
+		{[]string{"--ranks", "2", "--omp-schedule", "fastest"}, `--omp-schedule "fastest": expected one of [static dynamic guided]`},
 	} {
 		dir := filepath.Join(t.TempDir(), "run")
 		out, err := mpirunPhasegap(t, 2, append(tc.args, "--out-dir", dir)...)

@@ -17,8 +17,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chronosync/chronosync/harness"
+	"github.com/chronosync/chronosync/phasegap/mpirun"
+	"github.com/chronosync/chronosync/phasegap/params"
 	"github.com/chronosync/chronosync/phasegap/sweep"
-	"github.com/chronosync/chronosync/scenario"
 )
 
 // maxRealRanks is the most ranks a real phasegap run gets: one namespace
@@ -108,7 +109,7 @@ func (r *sweepRunner) Skip(pt sweep.Point) string {
 			return fmt.Sprintf("%d ranks: the real backend runs at most %d here (use sim beyond)", q.Ranks, maxRealRanks)
 		}
 	case sweep.TransportMPI:
-		if !mpiBuilt {
+		if !mpirun.Built {
 			return "this chronosync was built without MPI (make build-mpi)"
 		}
 		if _, err := exec.LookPath("mpirun"); err != nil {
@@ -162,9 +163,9 @@ func (r *sweepRunner) Run(ctx context.Context, pt sweep.Point, dir string) (stri
 // runHarness runs pt as a phasegap scenario on the simulator or the real
 // backend.
 func (r *sweepRunner) runHarness(ctx context.Context, pt sweep.Point, out string) (string, error) {
-	sc, err := scenario.Parse(pt.ID()+".yaml", r.scenarioYAML(pt))
+	sc, err := r.m.Scenario(pt)
 	if err != nil {
-		return "", fmt.Errorf("the point's scenario: %w", err)
+		return "", err
 	}
 	res, err := harness.Run(sc, harness.Options{Out: out, Backend: pt.Transport, Context: ctx, NoEventLog: true})
 	if err != nil {
@@ -176,56 +177,6 @@ func (r *sweepRunner) runHarness(ctx context.Context, pt sweep.Point, out string
 	return res.Summary.Status, nil
 }
 
-// scenarioYAML is pt as a scenario: P nodes in a ring, the matrix's link
-// with the point's preset, the phasegap workload.
-func (r *sweepRunner) scenarioYAML(pt sweep.Point) []byte {
-	q, m := pt.Params, r.m
-	var b strings.Builder
-	name := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
-			return r
-		case r >= 'A' && r <= 'Z':
-			return r + 'a' - 'A'
-		}
-		return '-'
-	}, m.Name+"-"+pt.Sweep+"-"+pt.ID())
-	fmt.Fprintf(&b, "name: %s\nseed: %d\nduration: %s\nnodes: %d\n", name, m.Seed, m.Duration, q.Ranks)
-	fmt.Fprintf(&b, "description: point %s of sweep %s of %s, on the %s transport\n", pt.ID(), pt.Sweep, m.Name, pt.Transport)
-	topology := "ring"
-	if q.Ranks < 2 {
-		topology = "full_mesh" // a ring of one: the rank is its own neighbour
-	}
-	fmt.Fprintf(&b, "topology: {kind: %s}\nlinks:\n  default:\n", topology)
-	fmt.Fprintf(&b, "    preset: %s\n", pt.Preset)
-	preset, _ := scenario.LinkPreset(pt.Preset)
-	if m.Link.Delay > 0 && preset.Delay == nil {
-		fmt.Fprintf(&b, "    delay: %s\n", m.Link.Delay)
-	}
-	if m.Link.Jitter > 0 && preset.Jitter == nil {
-		fmt.Fprintf(&b, "    jitter: %s\n", m.Link.Jitter)
-	}
-	b.WriteString("workload:\n  kind: phasegap\n")
-	for _, kv := range [][2]string{
-		{"mode", q.Mode}, {"threads", strconv.Itoa(q.Threads)}, {"N", strconv.Itoa(q.N)}, {"halo", strconv.Itoa(q.Halo)},
-		{"kernel", q.Kernel}, {"radius", strconv.Itoa(q.Radius)}, {"timesteps", strconv.Itoa(q.Timesteps)},
-		{"flops_per_point", strconv.Itoa(q.Flops)}, {"bytes_per_point", strconv.Itoa(q.Bytes)},
-		{"iters", strconv.Itoa(q.Iters)}, {"warmup", strconv.Itoa(q.Warmup)}, {"poll_every", strconv.Itoa(q.PollEvery)},
-		{"omp_schedule", q.Schedule}, {"omp_chunk", strconv.Itoa(q.Chunk)}, {"progress", q.Progress},
-		{"trace_iters", "10"},
-	} {
-		fmt.Fprintf(&b, "  %s: %s\n", kv[0], kv[1])
-	}
-	if c := m.CostsPath(); c != "" {
-		abs, err := filepath.Abs(c)
-		if err == nil {
-			c = abs
-		}
-		fmt.Fprintf(&b, "  costs: %s\n", strconv.Quote(c))
-	}
-	return []byte(b.String())
-}
-
 // runMPI runs pt under mpirun with this executable; mpirun's output goes
 // to mpirun.log in the run directory.
 func (r *sweepRunner) runMPI(ctx context.Context, pt sweep.Point, out string) (string, error) {
@@ -234,13 +185,17 @@ func (r *sweepRunner) runMPI(ctx context.Context, pt sweep.Point, out string) (s
 	if r.root {
 		args = append(args, "--allow-run-as-root")
 	}
-	args = append(args, r.exe, "phasegap", "--mode", q.Mode, "--ranks", strconv.Itoa(q.Ranks),
-		"--threads", strconv.Itoa(q.Threads), "--N", strconv.Itoa(q.N), "--halo", strconv.Itoa(q.Halo),
-		"--kernel", q.Kernel, "--radius", strconv.Itoa(q.Radius), "--timesteps", strconv.Itoa(q.Timesteps),
-		"--flops-per-point", strconv.Itoa(q.Flops), "--bytes-per-point", strconv.Itoa(q.Bytes),
-		"--iters", strconv.Itoa(q.Iters), "--warmup", strconv.Itoa(q.Warmup), "--poll-every", strconv.Itoa(q.PollEvery),
-		"--omp-schedule", q.Schedule, "--omp-chunk", strconv.Itoa(q.Chunk), "--progress", q.Progress,
-		"--trace", "1", "--run-id", r.m.Name+"-"+pt.Sweep+"-"+pt.ID(), "--out-dir", out)
+	args = append(args, r.exe, "phasegap")
+	for _, f := range params.Fields() {
+		switch {
+		case !f.Sweep:
+		case f.Int != nil:
+			args = append(args, "--"+f.Flag(), strconv.Itoa(*f.Int(&q)))
+		case f.Str != nil:
+			args = append(args, "--"+f.Flag(), *f.Str(&q))
+		}
+	}
+	args = append(args, "--trace", "1", "--run-id", r.m.Name+"-"+pt.Sweep+"-"+pt.ID(), "--out-dir", out)
 	c := exec.CommandContext(ctx, "mpirun", args...)
 	// SIGINT reached mpirun with the sweep's own (same process group);
 	// should it linger, end it, by its PID, and give it time to end its

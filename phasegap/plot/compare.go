@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/phasegap/report"
 )
 
@@ -131,7 +132,7 @@ func Compare(records []report.Record) (Comparison, error) {
 		}
 	}
 	for i := range compared {
-		c.Repeat = append(c.Repeat, median(devs[i]))
+		c.Repeat = append(c.Repeat, stats.Median(slices.Clone(devs[i])))
 	}
 	for i := range compared {
 		var errs []float64
@@ -144,20 +145,9 @@ func Compare(records []report.Record) (Comparison, error) {
 				}
 			}
 		}
-		c.Median, c.Worst, c.WorstAt = append(c.Median, median(errs)), append(c.Worst, worst), append(c.WorstAt, at)
+		c.Median, c.Worst, c.WorstAt = append(c.Median, stats.Median(slices.Clone(errs))), append(c.Worst, worst), append(c.WorstAt, at)
 	}
 	return c, nil
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Sorted(slices.Values(v))
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // Markdown writes the comparison as a table (measured / model / error per

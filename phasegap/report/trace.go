@@ -7,33 +7,27 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/chronosync/chronosync/trace/chromejson"
 )
 
-// event is one Chrome trace event (JSON object format).
+// event is one Chrome trace event, its times in ns (written as exact µs
+// by chromejson.AppendEvent), its args written sorted by key.
 type event struct {
-	Name string         `json:"name"`
-	Cat  string         `json:"cat,omitempty"`
-	Ph   string         `json:"ph"`
-	Ts   float64        `json:"ts"`
-	Dur  *float64       `json:"dur,omitempty"`
-	Pid  int            `json:"pid"`
-	Tid  int            `json:"tid"`
-	ID   string         `json:"id,omitempty"`
-	S    string         `json:"s,omitempty"`
-	Args map[string]any `json:"args,omitempty"` // keys written sorted
+	chromejson.Event
+	Args map[string]any
 }
 
-// us converts ns to the trace's microseconds.
+// us converts ns to µs, for the counters whose value is a time.
 func us(ns int64) float64 { return float64(ns) / 1e3 }
 
 func span(name, cat string, pid, tid int, start, dur int64, iter int) event {
-	d := us(dur)
-	return event{Name: name, Cat: cat, Ph: "X", Ts: us(start), Dur: &d, Pid: pid, Tid: tid,
-		Args: map[string]any{"iter": iter}}
+	return event{chromejson.Event{Name: name, Cat: cat, Ph: "X", Ts: start, Dur: dur, HasDur: true, Pid: int64(pid), Tid: int64(tid)},
+		map[string]any{"iter": iter}}
 }
 
 func counter(name string, pid int, ts int64, key string, v any) event {
-	return event{Name: name, Ph: "C", Ts: us(ts), Pid: pid, Args: map[string]any{key: v}}
+	return event{chromejson.Event{Name: name, Ph: "C", Ts: ts, Pid: int64(pid)}, map[string]any{key: v}}
 }
 
 // WriteTrace writes the Chrome/Perfetto trace of the last lastIters measured
@@ -77,12 +71,12 @@ func WriteTrace(w io.Writer, cfg Config, ranks []Rank, lastIters int, detail str
 	if len(rs) > 0 {
 		pid0 = rs[0].Rank
 	}
-	ew.event(event{Name: "run_config", Cat: "metadata", Ph: "i", S: "g", Ts: us(first), Pid: pid0,
-		Args: map[string]any{"config": conf, "env": env, "trace_schema_version": TraceSchemaVersion}})
+	ew.event(event{chromejson.Event{Name: "run_config", Cat: "metadata", Ph: "i", S: "g", Ts: first, Pid: int64(pid0)},
+		map[string]any{"config": conf, "env": env, "trace_schema_version": TraceSchemaVersion}})
 	for i, r := range rs {
 		pid := r.Rank
 		meta := func(name string, tid int, args map[string]any) {
-			ew.event(event{Name: name, Ph: "M", Pid: pid, Tid: tid, Args: args})
+			ew.event(event{chromejson.Event{Name: name, Ph: "M", Pid: int64(pid), Tid: int64(tid)}, args})
 		}
 		meta("process_name", 0, map[string]any{"name": fmt.Sprintf("rank %d", pid)})
 		meta("process_sort_index", 0, map[string]any{"sort_index": pid})
@@ -134,8 +128,8 @@ func (ew *eventWriter) iteration(pid int, s Sample, bytesTotal int64, threads bo
 	}
 	id := fmt.Sprintf("%d.%d", pid, s.Iter)
 	args := map[string]any{"iter": s.Iter}
-	ew.event(event{Name: "comm_window", Cat: "comm", Ph: "b", Ts: us(s.CommStart), Pid: pid, ID: id, Args: args})
-	ew.event(event{Name: "comm_window", Cat: "comm", Ph: "e", Ts: us(s.CommEnd), Pid: pid, ID: id})
+	ew.event(event{chromejson.Event{Name: "comm_window", Cat: "comm", Ph: "b", Ts: s.CommStart, Pid: int64(pid), ID: id}, args})
+	ew.event(event{chromejson.Event{Name: "comm_window", Cat: "comm", Ph: "e", Ts: s.CommEnd, Pid: int64(pid), ID: id}, nil})
 	ew.event(counter("bytes_total", pid, s.Start, "bytes", bytesTotal))
 	ew.event(counter("mpi_test_calls", pid, s.Start, "calls", s.TestCalls))
 	ew.event(counter("t_wait", pid, s.Start, "us", us(s.Wait)))
@@ -146,6 +140,7 @@ func (ew *eventWriter) iteration(pid int, s Sample, bytesTotal int64, threads bo
 type eventWriter struct {
 	w   *bufio.Writer
 	n   int
+	buf []byte // the event being formatted
 	err error
 }
 
@@ -156,15 +151,20 @@ func (ew *eventWriter) raw(s string) {
 }
 
 func (ew *eventWriter) event(e event) {
-	b, err := json.Marshal(e)
-	if err != nil && ew.err == nil {
-		ew.err = err
+	if len(e.Args) > 0 {
+		var err error
+		if e.Event.Args, err = json.Marshal(e.Args); err != nil && ew.err == nil {
+			ew.err = fmt.Errorf("report: trace event %s: %w", e.Name, err)
+		}
 	}
 	if ew.n > 0 {
 		ew.raw(",\n")
 	}
 	ew.n++
-	ew.raw(string(b))
+	ew.buf = chromejson.AppendEvent(ew.buf[:0], &e.Event, chromejson.Nanoseconds)
+	if ew.err == nil {
+		_, ew.err = ew.w.Write(ew.buf)
+	}
 }
 
 // runConfig is the run configuration the trace carries.

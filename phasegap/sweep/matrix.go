@@ -22,7 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/chronosync/chronosync/infile"
-	"github.com/chronosync/chronosync/phasegap"
+	"github.com/chronosync/chronosync/phasegap/params"
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/workload/halo"
 )
@@ -64,27 +64,6 @@ type Matrix struct {
 	dir  string     // the matrix file's directory
 	file string     // its path, for errors
 	root *yaml.Node // its document, for the lines of errors
-}
-
-// Base are phasegap's parameters, named as a scenario's phasegap workload
-// names them; zero values keep phasegap's defaults.
-type Base struct {
-	Mode      string `yaml:"mode"`
-	Ranks     int    `yaml:"ranks"`
-	Threads   int    `yaml:"threads"`
-	N         int    `yaml:"N"`
-	Halo      int    `yaml:"halo"`
-	Kernel    string `yaml:"kernel"`
-	Radius    int    `yaml:"radius"`
-	Timesteps int    `yaml:"timesteps"`
-	Flops     int    `yaml:"flops_per_point"`
-	Bytes     int    `yaml:"bytes_per_point"`
-	Iters     int    `yaml:"iters"`
-	Warmup    int    `yaml:"warmup"`
-	PollEvery int    `yaml:"poll_every"`
-	Schedule  string `yaml:"omp_schedule"`
-	Chunk     int    `yaml:"omp_chunk"`
-	Progress  string `yaml:"progress"`
 }
 
 // Link is the base link of the sim and real runs: a one-way delay and its
@@ -370,8 +349,8 @@ func (m *Matrix) check() error {
 			}
 		}
 		for _, mode := range s.Modes {
-			if !slices.Contains(phasegap.Modes(), mode) {
-				errs = append(errs, m.errorf(at("mode"), "mode %q: expected one of %v", mode, phasegap.Modes()))
+			if !slices.Contains(params.Modes(), mode) {
+				errs = append(errs, m.errorf(at("mode"), "mode %q: expected one of %v", mode, params.Modes()))
 			}
 		}
 		for _, p := range s.Presets {

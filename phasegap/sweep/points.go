@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/chronosync/chronosync/phasegap"
+	"github.com/chronosync/chronosync/phasegap/params"
 )
 
 // Point is one run of a sweep: its parameters, the links' preset and the
@@ -17,7 +17,7 @@ import (
 type Point struct {
 	Sweep     string
 	Transport string
-	Params    phasegap.Params
+	Params    params.Params
 	Preset    string // the links' preset (sim and real); "none" for MPI
 }
 
@@ -38,32 +38,10 @@ func (p Point) Dir(out string) string {
 }
 
 // base is the parameters every point starts from: phasegap's defaults,
-// then the matrix's base.
-func (m *Matrix) base() phasegap.Params {
-	p := phasegap.DefaultParams()
-	b := m.Base
-	setStr := func(to *string, v string) {
-		if v != "" {
-			*to = v
-		}
-	}
-	setInt := func(to *int, v int) {
-		if v != 0 {
-			*to = v
-		}
-	}
-	setStr(&p.Mode, b.Mode)
-	setStr(&p.Kernel, b.Kernel)
-	setStr(&p.Schedule, b.Schedule)
-	setStr(&p.Progress, b.Progress)
-	for _, f := range []struct {
-		to *int
-		v  int
-	}{{&p.Ranks, b.Ranks}, {&p.Threads, b.Threads}, {&p.N, b.N}, {&p.Halo, b.Halo}, {&p.Radius, b.Radius},
-		{&p.Timesteps, b.Timesteps}, {&p.Flops, b.Flops}, {&p.Bytes, b.Bytes}, {&p.Iters, b.Iters},
-		{&p.Warmup, b.Warmup}, {&p.PollEvery, b.PollEvery}, {&p.Chunk, b.Chunk}} {
-		setInt(f.to, f.v)
-	}
+// then the values the matrix's base writes.
+func (m *Matrix) base() params.Params {
+	p := params.DefaultParams()
+	m.Base.over(&p)
 	return p
 }
 

@@ -1,6 +1,7 @@
 // Package kineto reads PyTorch profiler (Kineto) traces: Chrome trace-event
 // JSON, plain or gzipped, as torch.profiler's export_chrome_trace and the
-// Kineto on-demand tracer write them.
+// Kineto on-demand tracer write them; and it writes the simulator's in
+// the same layout.
 //
 // A trace is a top-level object with a "traceEvents" array and other keys
 // (schemaVersion, deviceProperties, distributedInfo, baseTimeNanoseconds,
@@ -21,6 +22,9 @@
 // thread, a /device:GPU:<n> plane per GPU with a line per stream, every event
 // with its args as XLA-style stats, and times counted from a Unix time base
 // (the time_base_ns plane stat) so that they fit XSpace's picoseconds.
+//
+// [Marshal] and [WriteGzip] write a trace as Kineto lays it out, for the
+// simulator's traced runs ([WriteEvent], [Metadata]).
 package kineto
 
 import (

@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"strconv"
+
+	"github.com/chronosync/chronosync/trace/chromejson"
 )
 
 // Retime writes a trace with new event times and everything else kept byte
@@ -95,7 +97,7 @@ func RetimeWith(src []byte, t *Trace, w io.Writer, fn func(i int, e *Event) (ts,
 			}
 			at := sp[0] + off
 			flush(at)
-			buf = appendMicros(buf, v)
+			buf = chromejson.AppendMicros(buf, v, chromejson.Nanoseconds, chromejson.FixedOrWhole)
 			last = at + len(val)
 		}
 		if len(buf) >= 1<<20 {
@@ -235,20 +237,4 @@ func eventSpans(src []byte) ([][2]int, error) {
 		j = skipSpace(src, end)
 	}
 	return spans, nil
-}
-
-// appendMicros appends ns as microseconds: an integer when it is whole,
-// else with three decimals.
-func appendMicros(b []byte, ns int64) []byte {
-	neg := ns < 0
-	u := uint64(ns)
-	if neg {
-		b = append(b, '-')
-		u = -u
-	}
-	b = strconv.AppendUint(b, u/1000, 10)
-	if f := u % 1000; f != 0 {
-		b = append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
-	}
-	return b
 }

@@ -13,4 +13,10 @@
 // decompresses to at most [MaxDecompressedStat] bytes); [TimeBase] reads a
 // plane's time base ([StatTimeBase]), for planes whose times count from a
 // Unix time rather than from 0.
+//
+// For readers that walk the wire format themselves (the combiner), the
+// wire-level API gives the schema's field numbers (FieldPlaneLines and the
+// rest), the wire type each field must have ([SpaceSpec] and the other
+// specs), a field iterator ([Next]) and varint helpers ([ConsumeVarint],
+// [PutHead]).
 package xspace

@@ -11,12 +11,6 @@ import (
 	"github.com/chronosync/chronosync/trace/xplanepb"
 )
 
-// XSpace's top-level fields that ScanPlanes hands on (xplane.proto).
-const (
-	fieldPlanes    = 1
-	fieldHostnames = 4
-)
-
 // ScanPlanes reads an XSpace from r one plane at a time, so that a
 // combined trace far larger than memory can be exported: it calls plane
 // for each XSpace.planes entry in file order and hostname for each
@@ -44,7 +38,7 @@ func ScanPlanes(r io.Reader, maxPlane int64, plane func(*xplanepb.XPlane) error,
 			return &CorruptError{Offset: start, Reason: fmt.Sprintf("invalid field number %d", num)}
 		}
 		if typ != protowire.BytesType {
-			if (num == fieldPlanes || num == fieldHostnames) || !skipScalar(br, typ, &off) {
+			if (num == FieldSpacePlanes || num == FieldSpaceHostnames) || !skipScalar(br, typ, &off) {
 				return &CorruptError{Offset: start, Reason: fmt.Sprintf("field %d has wire type %d", num, typ)}
 			}
 			continue
@@ -54,13 +48,13 @@ func ScanPlanes(r io.Reader, maxPlane int64, plane func(*xplanepb.XPlane) error,
 		if err != nil {
 			return &CorruptError{Offset: start, Reason: "truncated length"}
 		}
-		if num == fieldPlanes && maxPlane > 0 && size > uint64(maxPlane) {
+		if num == FieldSpacePlanes && maxPlane > 0 && size > uint64(maxPlane) {
 			return fmt.Errorf("plane %d at byte %d is %d bytes, more than the %d a plane may have", index, start, size, maxPlane)
 		}
 		if size > 1<<40 {
 			return &CorruptError{Offset: start, Reason: "length out of range"}
 		}
-		if num != fieldPlanes && (num != fieldHostnames || hostname == nil) {
+		if num != FieldSpacePlanes && (num != FieldSpaceHostnames || hostname == nil) {
 			got, err := br.Discard(int(size))
 			off += int64(got)
 			if err != nil {
@@ -77,7 +71,7 @@ func ScanPlanes(r io.Reader, maxPlane int64, plane func(*xplanepb.XPlane) error,
 		if err != nil {
 			return &CorruptError{Offset: off, Reason: "truncated"}
 		}
-		if num == fieldHostnames {
+		if num == FieldSpaceHostnames {
 			if err := hostname(string(buf)); err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/phasegap"
 	"github.com/chronosync/chronosync/phasegap/report"
 )
@@ -220,7 +221,7 @@ func Calibrate(rows []report.Record) (Costs, Fit, error) {
 	base := def
 	var keptCall string
 	if len(calls) > 0 {
-		base.CallNS = median(calls)
+		base.CallNS = stats.Median(calls)
 	} else {
 		keptCall = "call_ns (no run of a nonblocking mode: phase_nb, nb_test, phase_persist or omp_tasks)"
 	}
@@ -277,7 +278,7 @@ func Calibrate(rows []report.Record) (Costs, Fit, error) {
 			fit.WorstResidual, fit.Worst = a, rf.Where
 		}
 	}
-	fit.MedianResidual = median(abs)
+	fit.MedianResidual = stats.Median(abs)
 	if err := c.Validate(); err != nil {
 		return Costs{}, Fit{}, fmt.Errorf("calibrate: the fitted costs are out of range: %w", err)
 	}
@@ -711,16 +712,6 @@ func axpy(y []float64, k float64, x []float64) {
 	for i := range y {
 		y[i] += k * x[i]
 	}
-}
-
-// median of v (v not empty); v is reordered.
-func median(v []float64) float64 {
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // String is the fit in a few lines: the runs, what was fitted, what kept

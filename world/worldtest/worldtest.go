@@ -4,6 +4,10 @@
 // An implementation provides a [World] that boots n nodes running the
 // suite's programs; the suite checks clocks, timers, datagrams, streams and
 // the one-callback-at-a-time rule through what those programs observe.
+//
+// It also holds [Net], the one hand-driven world protocol unit tests share:
+// nothing happens in it until the test fires a timer, moves the clock,
+// delivers or drops a datagram or a stream frame, or crashes a node.
 package worldtest
 
 import (

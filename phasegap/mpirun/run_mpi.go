@@ -1,13 +1,13 @@
 //go:build mpi
 
-package main
+package mpirun
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 
-	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/chronosync/chronosync/mpi"
@@ -15,8 +15,8 @@ import (
 	"github.com/chronosync/chronosync/phasegap/mpicomm"
 )
 
-// mpiBuilt says whether this chronosync runs the MPI benchmark.
-const mpiBuilt = true
+// Built says whether this build runs the MPI benchmark.
+const Built = true
 
 // transportBTL maps --transport to OpenMPI's byte-transfer layers (the
 // MCA parameter btl); auto leaves OpenMPI's choice.
@@ -30,23 +30,26 @@ func transportBTL(t string) (string, bool) {
 	return "", false
 }
 
-// runPhasegap runs one rank: MPI_Init_thread on this goroutine's locked
-// OS thread (the master thread), the benchmark, the gather to rank 0,
-// which writes the run directory.
-func runPhasegap(cmd *cobra.Command, o *phasegapOpts) error {
+// Run runs one rank: MPI_Init_thread on this goroutine's locked OS thread
+// (the master thread), prepare (the caller's checks of o, run once MPI
+// runs so that rank 0 alone says what is wrong, before any rank exits),
+// the benchmark, the gather to rank 0, which writes the run directory and
+// its headline figures to stdout. When the options are refused, rank 0
+// writes why to stderr and every rank returns ErrRefused.
+func Run(o *Options, prepare func() error, stdout, stderr io.Writer) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	// Set before MPI_Init_thread, unless the environment says already.
-	if btl, ok := transportBTL(o.transport); ok && os.Getenv("OMPI_MCA_btl") == "" {
+	if btl, ok := transportBTL(o.Transport); ok && os.Getenv("OMPI_MCA_btl") == "" {
 		os.Setenv("OMPI_MCA_btl", btl)
 	}
-	// The level asked for; a value check refuses below is asked as
+	// The level asked for; a value Check refuses below is asked as
 	// funneled.
-	req := map[string]mpi.ThreadLevel{"serialized": mpi.Serialized, "multiple": mpi.Multiple}[o.mpiThread]
+	req := map[string]mpi.ThreadLevel{"serialized": mpi.Serialized, "multiple": mpi.Multiple}[o.MPIThread]
 	if req == 0 {
 		req = mpi.Funneled
 	}
-	if o.p.Progress == "progress_thread" {
+	if o.Params.Progress == "progress_thread" {
 		req = mpi.Multiple
 	}
 	provided, err := mpi.InitThread(req)
@@ -59,8 +62,7 @@ func runPhasegap(cmd *cobra.Command, o *phasegapOpts) error {
 		return fmt.Errorf("phasegap: %w", err)
 	}
 	defer c.Close()
-	stderr := cmd.ErrOrStderr()
-	// Every rank checks the same flags and refuses the same way: rank 0
+	// Every rank checks the same options and refuses the same way: rank 0
 	// says why, and no rank exits before it did (mpirun ends the job at
 	// the first rank that exits with an error).
 	refuse := func(err error) error {
@@ -68,35 +70,35 @@ func runPhasegap(cmd *cobra.Command, o *phasegapOpts) error {
 			fmt.Fprintf(stderr, "chronosync: %v\n", err)
 		}
 		_ = c.Barrier()
-		return &codedError{code: 1, err: errSilent}
+		return ErrRefused
 	}
-	if err := o.check(); err != nil {
+	if err := prepare(); err != nil {
 		return refuse(fmt.Errorf("phasegap: %w", err))
 	}
-	d, err := o.p.Validate(c.Size())
+	d, err := o.Params.Validate(c.Size())
 	if err != nil {
 		return refuse(fmt.Errorf("phasegap: %w", err))
 	}
-	if o.p.Progress == "progress_thread" && provided < mpi.Multiple {
+	if o.Params.Progress == "progress_thread" && provided < mpi.Multiple {
 		return refuse(fmt.Errorf("phasegap: --progress progress_thread needs MPI_THREAD_MULTIPLE, and MPI provided %s", provided))
 	}
 	var cpus unix.CPUSet
-	if unix.SchedGetaffinity(0, &cpus) == nil && cpus.Count() < o.p.Threads {
+	if unix.SchedGetaffinity(0, &cpus) == nil && cpus.Count() < o.Params.Threads {
 		fmt.Fprintf(stderr, "phasegap: rank %d: its %d threads may run on %d CPU(s) only (mpirun binds a rank to a core by default: --bind-to none, or --map-by slot:PE=%d)\n",
-			c.Rank(), o.p.Threads, cpus.Count(), o.p.Threads)
+			c.Rank(), o.Params.Threads, cpus.Count(), o.Params.Threads)
 	}
 	if c.Size() == 1 && c.Rank() == 0 {
 		fmt.Fprintln(stderr, "phasegap: one rank (launch with mpirun -np P for more): its ring is itself, both halos its own")
 	}
-	res, err := phasegap.Run(c, o.p)
+	res, err := phasegap.Run(c, o.Params)
 	if err != nil {
 		fmt.Fprintf(stderr, "phasegap: rank %d: %v: aborting every rank\n", c.Rank(), err)
 		c.Abort(1)
 		return err
 	}
 	traced := 0
-	if o.trace {
-		traced = o.traceIters
+	if o.Trace {
+		traced = o.TraceIters
 	}
 	g, err := phasegap.Gather(c, res, traced)
 	if err != nil {
@@ -107,11 +109,11 @@ func runPhasegap(cmd *cobra.Command, o *phasegapOpts) error {
 	if c.Rank() != 0 {
 		return nil
 	}
-	cfg := phasegapConfig(o, d, provided.String(), mpi.LibraryVersion())
-	row, err := writePhasegapRun(o, cfg, g, res.Rank.Checksum)
+	cfg := config(o, d, provided.String(), mpi.LibraryVersion())
+	row, err := writeRun(o, cfg, g, res.Rank.Checksum)
 	if err != nil {
 		return fmt.Errorf("phasegap: %w", err)
 	}
-	printPhasegap(cmd.OutOrStdout(), cfg, row, o.outDir)
+	printRun(stdout, cfg, row, o.OutDir)
 	return nil
 }

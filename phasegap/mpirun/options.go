@@ -1,0 +1,71 @@
+package mpirun
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/chronosync/chronosync/phasegap"
+	"github.com/chronosync/chronosync/phasegap/params"
+)
+
+// ErrRefused is Run's error when every rank refused the options and rank
+// 0 already said why on stderr: the caller exits 1 without a word.
+var ErrRefused = errors.New("refused; rank 0 said why")
+
+// Options are a run's settings: the benchmark's parameters and the
+// launcher's own (MPI threading, binding, outputs).
+type Options struct {
+	Params      params.Params
+	MPIThread   string // funneled | serialized | multiple
+	Bind        bool   // --omp-bind
+	Places      string // cores | threads
+	Trace       bool
+	TraceIters  int
+	TraceDetail string // rank | thread
+	Transport   string // auto | shm | tcp
+	OutDir      string
+	RunID       string // "": time and a hash of the configuration
+	CSV         string // an index CSV beside the run directory's
+	CSVMode     string // write | append
+	Manifest    bool
+}
+
+// Check refuses what params.Params.Validate does not see: the launcher's
+// own options. It also settles what follows from them: a progress thread
+// asks for MPI_THREAD_MULTIPLE, and binding lists the places.
+func (o *Options) Check() error {
+	for _, c := range []struct {
+		flag, v string
+		ok      []string
+	}{
+		{"mpi-thread", o.MPIThread, []string{"funneled", "serialized", "multiple"}},
+		{"omp-places", o.Places, []string{"cores", "threads"}},
+		{"trace-detail", o.TraceDetail, []string{"rank", "thread"}},
+		{"transport", o.Transport, []string{"auto", "shm", "tcp"}},
+		{"csv-mode", o.CSVMode, []string{"write", "append"}},
+	} {
+		if !slices.Contains(c.ok, c.v) {
+			return fmt.Errorf("--%s %q: expected one of %v", c.flag, c.v, c.ok)
+		}
+	}
+	if o.TraceIters < 1 || o.TraceIters > params.MaxIters {
+		return fmt.Errorf("--trace-iters %d: expected 1 to %d", o.TraceIters, params.MaxIters)
+	}
+	if o.OutDir == "" {
+		return fmt.Errorf("--out-dir is required: the run directory (results.csv, manifest.json, trace.json)")
+	}
+	if o.Params.Progress == "progress_thread" {
+		// A helper thread calling MPI_Test* needs MPI_THREAD_MULTIPLE;
+		// the launcher checks what MPI provides.
+		o.MPIThread = "multiple"
+	}
+	if o.Bind {
+		cpus, err := phasegap.AllowedCPUs(o.Places == "cores")
+		if err != nil {
+			return fmt.Errorf("--omp-bind: %w", err)
+		}
+		o.Params.BindCPUs = cpus
+	}
+	return nil
+}
