@@ -58,10 +58,10 @@ func newBackend(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Op
 // records the outcome. files are the run directory's files so far.
 func runWith(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Options, tr *tracker,
 	b backend, proto protocol, files []Artifact, yml []byte) (*Result, error) {
-	if err := proto.attach(b, dir); err != nil {
+	if err := proto.Attach(b, dir); err != nil {
 		return nil, fmt.Errorf("start recording: %w", err)
 	}
-	files = append(append(files, b.artifacts()...), proto.artifacts()...)
+	files = append(append(files, b.artifacts()...), proto.Artifacts()...)
 
 	ctx := opts.Context
 	if ctx == nil {
@@ -76,10 +76,10 @@ func runWith(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 	bar.done()
 	tr.phase = phaseRecord
 	if failure != nil {
-		return nil, failAfter(dir, sc, opts, failure, func() error { return errors.Join(b.flush(), proto.finish()) })
+		return nil, failAfter(dir, sc, opts, failure, func() error { return errors.Join(b.flush(), proto.Finish()) })
 	}
 	flushErr := b.flush()
-	if err := proto.finish(); err != nil {
+	if err := proto.Finish(); err != nil {
 		return nil, recordFailed(dir, sc, opts, tr, err)
 	}
 	if err := errors.Join(runErr, flushErr); err != nil {
@@ -101,7 +101,7 @@ func runWith(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Optio
 		return nil, err
 	}
 	tr.phase = phaseSummary
-	proto.summarize(&sum)
+	proto.Summarize(&sum)
 	b.judge(&sum)
 	if err := writeJSON(dir, FileSummary, sum); err != nil {
 		return nil, err

@@ -179,7 +179,7 @@ func (b *realBackend) judge(s *Summary) {
 	judgeUnsolved(&cs, s)
 	judgeSelfCheck(&cs, s)
 	judgeTrust(&cs, s)
-	judgePhasegap(&cs, s)
+	judgeSections(&cs, s)
 	s.Conditions, s.Status = cs, cs.status()
 	if why := b.sawNothing(s); why != "" {
 		s.Status, s.StatusReason = StatusFailed, why

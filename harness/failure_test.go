@@ -17,6 +17,7 @@ import (
 
 	"github.com/chronosync/chronosync/analysis/combine"
 	"github.com/chronosync/chronosync/analysis/validate"
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/ping"
 	"github.com/chronosync/chronosync/world"
 )
@@ -38,16 +39,16 @@ func newFaulty(panicIn string) *faulty {
 		panicNode: 1, panicAt: 700 * time.Millisecond}
 }
 
-func (p *faulty) attach(w truth, dir string) error {
+func (p *faulty) Attach(w truth, dir string) error {
 	if p.panicIn == "attach" {
 		panic("attach bug")
 	}
 	p.dir = dir
-	return p.pingProtocol.attach(w, dir)
+	return p.pingProtocol.Attach(w, dir)
 }
 
-func (p *faulty) program(id world.NodeID) world.Program {
-	inner := p.pingProtocol.program(id)
+func (p *faulty) Program(id world.NodeID) world.Program {
+	inner := p.pingProtocol.Program(id)
 	return world.ProgramFunc(func(env world.Env) error {
 		if strings.HasPrefix(p.panicIn, "program") && id == p.panicNode {
 			env.AfterFunc(p.panicAt, func() { panic("program bug") })
@@ -56,7 +57,7 @@ func (p *faulty) program(id world.NodeID) world.Program {
 	})
 }
 
-func (p *faulty) finish() error {
+func (p *faulty) Finish() error {
 	if p.panicIn == "finish" || p.panicIn == "program+finish" {
 		panic("finish bug in " + p.dir)
 	}
@@ -67,11 +68,11 @@ func (p *faulty) finish() error {
 	return p.finishErr
 }
 
-func (p *faulty) summarize(s *Summary) {
+func (p *faulty) Summarize(s engine.Sections) {
 	if p.panicIn == "summarize" {
 		panic("summarize bug")
 	}
-	p.pingProtocol.summarize(s)
+	p.pingProtocol.Summarize(s)
 }
 
 // stagingLeft lists the staging directories of out left in its parent.

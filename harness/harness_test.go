@@ -229,8 +229,8 @@ func TestRunNeverReplacesOtherDirectories(t *testing.T) {
 // 700ms.
 type panicking struct{ pingProtocol }
 
-func (p *panicking) program(id world.NodeID) world.Program {
-	inner := p.pingProtocol.program(id)
+func (p *panicking) Program(id world.NodeID) world.Program {
+	inner := p.pingProtocol.Program(id)
 	return world.ProgramFunc(func(env world.Env) error {
 		if id == 1 {
 			env.AfterFunc(700*time.Millisecond, func() { panic("protocol bug") })

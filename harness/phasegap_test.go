@@ -11,9 +11,18 @@ import (
 	"time"
 
 	"github.com/chronosync/chronosync/ci/needs"
+	"github.com/chronosync/chronosync/harness/phasegaprun"
+	"github.com/chronosync/chronosync/phasegap/output"
 	"github.com/chronosync/chronosync/phasegap/report"
 	"github.com/chronosync/chronosync/real/netlab"
 	"github.com/chronosync/chronosync/scenario"
+)
+
+// The files a phasegap run writes (package phasegaprun).
+const (
+	filePGResults  = phasegaprun.Dir + "/" + output.FileResults
+	filePGManifest = phasegaprun.Dir + "/" + output.FileManifest
+	filePGTrace    = phasegaprun.Dir + "/" + output.FileTrace
 )
 
 // pgScenario is a phasegap workload of 3 ranks of 2 threads; the preset

@@ -3,45 +3,26 @@ package harness
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/chronosync/chronosync/analysis/stats"
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/ping"
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/world"
 )
 
-// protocol adapts one protocol kind to the harness: it makes the nodes'
-// programs, and after the run it adds its figures to the summary, measured
-// against the simulator's ground truth.
-type protocol interface {
-	program(world.NodeID) world.Program
-	// attach runs once the world exists; dir is the (staging) run
-	// directory the protocol may write its artifacts into.
-	attach(w truth, dir string) error
-	// finish runs after the simulation: it flushes and closes the files.
-	finish() error
-	summarize(s *Summary)
-	// artifacts lists the files the protocol writes.
-	artifacts() []Artifact
-}
+// protocol is a workload adapter as the root drives it (engine.Protocol).
+type protocol = engine.Protocol
 
-// ender is a protocol whose work can end before the scenario's duration
-// (a workload that ran all its iterations): the run stops once the channel
-// is closed.
-type ender interface {
-	workloadDone() <-chan struct{}
-}
+// truth is what protocols measure against (engine.Truth): a backend.
+type truth = engine.Truth
 
-// endOf is the channel that ends proto's run early, nil if none does.
-func endOf(proto protocol) <-chan struct{} {
-	if e, ok := proto.(ender); ok {
-		return e.workloadDone()
-	}
-	return nil
-}
-
+// newProtocol makes sc's protocol: the adapter registered for its workload
+// kind (adapters), else the protocol kind's own.
 func newProtocol(sc *scenario.Scenario, r *scenario.Resolved) (protocol, error) {
+	if n, ok := adapters().Lookup(string(sc.Workload.Kind)); ok {
+		return n(sc, r)
+	}
 	switch sc.Protocol.Kind {
 	case scenario.ProtocolSync:
 		if sc.Workload.Kind == scenario.WorkloadTraining {
@@ -49,9 +30,6 @@ func newProtocol(sc *scenario.Scenario, r *scenario.Resolved) (protocol, error) 
 		}
 		return newSyncProtocol(sc, r)
 	case scenario.ProtocolNone:
-		if sc.Workload.Kind == scenario.WorkloadPhasegap {
-			return newPhasegapProtocol(sc, r)
-		}
 		return nil, fmt.Errorf("protocol none with workload %q: nothing to run", sc.Workload.Kind)
 	case scenario.ProtocolPing, "":
 		cfg := ping.Config{Interval: sc.Protocol.Interval, Payload: max(sc.Protocol.Payload, ping.HeaderSize)}
@@ -64,26 +42,6 @@ func newProtocol(sc *scenario.Scenario, r *scenario.Resolved) (protocol, error) 
 	}
 }
 
-// truth is what protocols measure against: the ground truth of the world
-// they ran in, the simulator's or the real backend's (a backend).
-type truth interface {
-	Nodes() int
-	// HostIdeal returns node i's host clock now.
-	HostIdeal(i world.NodeID) int64
-	// HostIdealAt returns node i's host clock at true time t.
-	HostIdealAt(i world.NodeID, t int64) int64
-	// HostTrueTime returns the true time at which node i's host clock
-	// reads local.
-	HostTrueTime(i world.NodeID, local int64) int64
-	// HostSteps returns how many steps node i's host clock has taken by
-	// true time t, and their sum.
-	HostSteps(i world.NodeID, t int64) (int, int64)
-	// Now is true time.
-	Now() time.Duration
-	// Backend names the world: "sim" or "real".
-	Backend() string
-}
-
 type pingProtocol struct {
 	cfg      ping.Config
 	w        truth
@@ -93,13 +51,17 @@ type pingProtocol struct {
 	within   int // exchanges whose |error| is within half their round trip
 }
 
-func (p *pingProtocol) attach(w truth, _ string) error { p.w = w; return nil }
+// Attach keeps the truth the exchanges are measured against.
+func (p *pingProtocol) Attach(w truth, _ string) error { p.w = w; return nil }
 
-func (p *pingProtocol) finish() error { return nil }
+// Finish has nothing to flush: ping writes no files.
+func (p *pingProtocol) Finish() error { return nil }
 
-func (p *pingProtocol) artifacts() []Artifact { return nil }
+// Artifacts: none.
+func (p *pingProtocol) Artifacts() []Artifact { return nil }
 
-func (p *pingProtocol) program(id world.NodeID) world.Program {
+// Program is node id's ping program.
+func (p *pingProtocol) Program(id world.NodeID) world.Program {
 	prog, err := ping.New(p.cfg, func(e ping.Exchange) {
 		// The exchange completes a ping sent an interval ago: the truth
 		// is the offset at its midpoint, not now.
@@ -120,7 +82,8 @@ func (p *pingProtocol) program(id world.NodeID) world.Program {
 	return prog
 }
 
-func (p *pingProtocol) summarize(s *Summary) {
+// Summarize puts the exchanges' figures in the summary's ping section.
+func (p *pingProtocol) Summarize(s engine.Sections) {
 	out := &PingSummary{RTT: stats.Summarize(p.rtt), OffsetError: stats.Summarize(stats.Abs(p.errs))}
 	for _, prog := range p.programs {
 		st := prog.Stats()
@@ -134,5 +97,5 @@ func (p *pingProtocol) summarize(s *Summary) {
 	if len(p.errs) > 0 {
 		out.WithinBound = float64(p.within) / float64(len(p.errs))
 	}
-	s.Ping = out
+	s.Put(out)
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/real"
 	"github.com/chronosync/chronosync/real/hostload"
@@ -65,7 +66,7 @@ func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, p
 	if err := realRefusals(sc, r); err != nil {
 		return nil, err
 	}
-	b := &realBackend{program: proto.program, end: endOf(proto), duration: r.Duration, sc: sc, resolved: r, attack: opts.attack}
+	b := &realBackend{program: proto.Program, end: engine.EndOf(proto), duration: r.Duration, sc: sc, resolved: r, attack: opts.attack}
 	b.need = estimateCPU(sc, r, opts.Cluster != nil)
 	if err := b.need.refusal(opts.Force); err != nil {
 		return nil, fmt.Errorf("run %s --backend=real: %w", sc.Name, err)

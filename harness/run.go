@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/chronosync/chronosync/auth"
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/probe/probelog"
 	"github.com/chronosync/chronosync/report"
 	"github.com/chronosync/chronosync/rounds"
@@ -268,12 +269,20 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 		return nil, err
 	}
 	files := []Artifact{
-		{FileManifest, "what ran: scenario, seed, versions, event-log hash"},
-		{FileScenario, "the scenario as run (seed included)"},
-		{FileSummary, "the outcome"},
-		{FileLog, "the nodes' logs (log/slog text), stamped with virtual time"},
+		{Name: FileManifest, What: "what ran: scenario, seed, versions, event-log hash"},
+		{Name: FileScenario, What: "the scenario as run (seed included)"},
+		{Name: FileSummary, What: "the outcome"},
+		{Name: FileLog, What: "the nodes' logs (log/slog text), stamped with virtual time"},
 	}
-	phasegapAsRun(sc)
+	proto := opts.protocol
+	if proto == nil {
+		if proto, err = newProtocol(sc, resolved); err != nil {
+			return nil, err
+		}
+	}
+	if a, ok := proto.(engine.AsRunner); ok {
+		a.AsRun(sc)
+	}
 	yml, err := sc.Marshal()
 	if err != nil {
 		return nil, err
@@ -301,12 +310,6 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 		fmt.Fprintf(logBuf, "run until stopped (duration 0): pid %d, chronosync %s, started %s\n", os.Getpid(), Version(), time.Now().UTC().Format(time.RFC3339))
 	}
 
-	proto := opts.protocol
-	if proto == nil {
-		if proto, err = newProtocol(sc, resolved); err != nil {
-			return nil, err
-		}
-	}
 	if opts.inPlace {
 		sp, ok := proto.(*syncProtocol)
 		if !ok {
@@ -314,8 +317,8 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 		}
 		sp.inPlace, sp.rotateBytes, sp.runLog = true, opts.RotateBytes, logFile // an *os.File: one write(2) a line, safe beside the nodes' logging
 	}
-	if pp, ok := proto.(*phasegapProtocol); ok && opts.Backend == "real" {
-		pp.spin = realSpin
+	if lt, ok := proto.(engine.LateTimers); ok && opts.Backend == "real" {
+		lt.TimersFireLate()
 	}
 	switch sp := proto.(type) {
 	case *syncProtocol:

@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/sim/eventlog"
 )
@@ -39,11 +39,9 @@ type Manifest struct {
 	Files         []Artifact `json:"files"`
 }
 
-// Artifact is one file of a run directory.
-type Artifact struct {
-	Name string `json:"name"`
-	What string `json:"what"`
-}
+// Artifact is one file of a run directory (engine.Artifact: adapters list
+// theirs).
+type Artifact = engine.Artifact
 
 // The files of a run directory.
 const (
@@ -55,36 +53,10 @@ const (
 	FileCheckpoints = "events.ckpt"
 )
 
-// Version returns the chronosync version of this build: the module version
-// if it was built from a tagged module, else the VCS revision, else "devel".
-func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "devel"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if dirty {
-		rev += "-dirty"
-	}
-	return "devel-" + rev
-}
+// Version returns the chronosync version of this build (engine.Version):
+// the module version if it was built from a tagged module, else the VCS
+// revision, else "devel".
+func Version() string { return engine.Version() }
 
 func goVersion() string { return runtime.Version() }
 

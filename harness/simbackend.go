@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/sim"
 	"github.com/chronosync/chronosync/world"
@@ -30,7 +31,7 @@ type simBackend struct {
 // newSimBackend builds the simulator for sc, writing its event log into dir
 // (unless opts.NoEventLog) and to opts.TraceEvents.
 func newSimBackend(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Options, proto protocol, log *bufio.Writer, tr *tracker) (_ backend, err error) {
-	b := &simBackend{duration: r.Duration, end: endOf(proto), files: []Artifact{{FileCheckpoints, "event-log hash every 1024 events, for replay"}}}
+	b := &simBackend{duration: r.Duration, end: engine.EndOf(proto), files: []Artifact{{Name: FileCheckpoints, What: "event-log hash every 1024 events, for replay"}}}
 	defer func() {
 		if err != nil {
 			b.open.close()
@@ -38,7 +39,7 @@ func newSimBackend(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts
 	}()
 	var sinks []io.Writer
 	if !opts.NoEventLog {
-		b.files = append(b.files, Artifact{FileEvents, "the event log, one line per event (docs/event-log.md)"})
+		b.files = append(b.files, Artifact{Name: FileEvents, What: "the event log, one line per event (docs/event-log.md)"})
 		f, err := os.Create(filepath.Join(dir, FileEvents))
 		if err != nil {
 			return nil, fmt.Errorf("create event log: %w", err)
@@ -60,7 +61,7 @@ func newSimBackend(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts
 	if len(sinks) > 0 {
 		events = io.MultiWriter(sinks...)
 	}
-	w, err := sim.New(simConfig(sc.Seed, r), proto.program, sim.Options{EventLog: events, Log: log, LogLevel: slog.LevelInfo})
+	w, err := sim.New(simConfig(sc.Seed, r), proto.Program, sim.Options{EventLog: events, Log: log, LogLevel: slog.LevelInfo})
 	if err != nil {
 		return nil, fmt.Errorf("build world for %s: %w", sc.Name, err)
 	}
@@ -151,7 +152,7 @@ func (b *simBackend) judge(s *Summary) {
 	var cs conditions
 	judgeUnsolved(&cs, s)
 	judgeSelfCheck(&cs, s)
-	judgePhasegap(&cs, s)
+	judgeSections(&cs, s)
 	s.Conditions, s.Status = cs, cs.status()
 }
 

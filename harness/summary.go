@@ -12,6 +12,7 @@ import (
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/analysis/stats"
+	"github.com/chronosync/chronosync/harness/phasegaprun"
 	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/real"
 	"github.com/chronosync/chronosync/real/hostload"
@@ -20,20 +21,20 @@ import (
 // Summary is summary.json: the outcome of a run. Like the manifest it
 // holds nothing that varies between equal runs.
 type Summary struct {
-	Scenario  string           `json:"scenario"`
-	Seed      uint64           `json:"seed"`
-	Backend   string           `json:"backend"`
-	Nodes     int              `json:"nodes"`
-	Virtual   float64          `json:"virtual_seconds"`
-	Events    uint64           `json:"events"`
-	EventHash string           `json:"event_hash"`
-	Protocol  string           `json:"protocol"`
-	Network   NetworkStats     `json:"network"`
-	Ping      *PingSummary     `json:"ping,omitempty"`
-	Sync      *SyncSummary     `json:"sync,omitempty"`
-	Trace     *TraceSummary    `json:"trace,omitempty"`
-	Phasegap  *PhasegapSummary `json:"phasegap,omitempty"`
-	Real      *RealSummary     `json:"real,omitempty"`
+	Scenario  string               `json:"scenario"`
+	Seed      uint64               `json:"seed"`
+	Backend   string               `json:"backend"`
+	Nodes     int                  `json:"nodes"`
+	Virtual   float64              `json:"virtual_seconds"`
+	Events    uint64               `json:"events"`
+	EventHash string               `json:"event_hash"`
+	Protocol  string               `json:"protocol"`
+	Network   NetworkStats         `json:"network"`
+	Ping      *PingSummary         `json:"ping,omitempty"`
+	Sync      *SyncSummary         `json:"sync,omitempty"`
+	Trace     *TraceSummary        `json:"trace,omitempty"`
+	Phasegap  *phasegaprun.Summary `json:"phasegap,omitempty"`
+	Real      *RealSummary         `json:"real,omitempty"`
 	// Status is StatusOK, StatusDegraded when a measured condition of
 	// the run crossed its bound, or StatusFailed when the run measured
 	// nothing of its scenario (StatusReason says why).
@@ -203,7 +204,7 @@ func (r *Result) Print(w io.Writer) {
 		printTrace(w, t)
 	}
 	if pg := s.Phasegap; pg != nil {
-		printPhasegap(w, pg)
+		pg.Print(w)
 	}
 	printStatus(w, s)
 	fmt.Fprintf(w, "run directory: %s\n", r.Dir)

@@ -152,7 +152,8 @@ func newSyncProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*syncProtocol
 	return &syncProtocol{cfg: cfg, sc: sc, runID: fmt.Sprintf("%s-seed%d", sc.Name, sc.Seed), boots: make([]uint64, len(r.Nodes)), faults: r.Faults}, nil
 }
 
-func (p *syncProtocol) program(id world.NodeID) world.Program {
+// Program is node id's sync program (engine.Protocol).
+func (p *syncProtocol) Program(id world.NodeID) world.Program {
 	p.boots[id]++
 	n := rounds.New(p.cfg, p.boots[id], p)
 	p.nodes = append(p.nodes, n)
@@ -160,16 +161,18 @@ func (p *syncProtocol) program(id world.NodeID) world.Program {
 	return n
 }
 
-func (p *syncProtocol) artifacts() []Artifact {
+// Artifacts lists the sync run's files.
+func (p *syncProtocol) Artifacts() []Artifact {
 	return []Artifact{
-		{FileOffsets, "per node per round clock model (offset, drift, uncertainty)"},
-		{FileRounds, "the master's per-edge view and round figures"},
-		{FileProbes, "the probe stream: every answered probe's four timestamps, per edge and window"},
-		{FileTruth, "ground truth of every node window, for error measurement"},
+		{Name: FileOffsets, What: "per node per round clock model (offset, drift, uncertainty)"},
+		{Name: FileRounds, What: "the master's per-edge view and round figures"},
+		{Name: FileProbes, What: "the probe stream: every answered probe's four timestamps, per edge and window"},
+		{Name: FileTruth, What: "ground truth of every node window, for error measurement"},
 	}
 }
 
-func (p *syncProtocol) attach(w truth, dir string) error {
+// Attach opens the run files in dir.
+func (p *syncProtocol) Attach(w truth, dir string) error {
 	p.w, p.dir = w, dir
 	p.realWorld = realWorldOf(w)
 	timestampFloors(&p.cfg.Estimate, w.Backend())
@@ -351,7 +354,8 @@ func (p *syncProtocol) Consensus(_ world.NodeID, rec offsets.Offset) {
 	p.fail(p.offs.Append(rec))
 }
 
-func (p *syncProtocol) finish() error {
+// Finish flushes and closes the run files.
+func (p *syncProtocol) Finish() error {
 	p.fail(p.probeFile.Close())
 	p.fail(p.offs.Close())
 	p.fail(p.rnds.Close())

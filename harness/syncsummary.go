@@ -12,6 +12,7 @@ import (
 	"github.com/chronosync/chronosync/analysis/selfcheck"
 	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/estimate"
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/rounds"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 )
@@ -149,7 +150,8 @@ func (p *syncProtocol) consensusSelfCheck() []offsets.Offset {
 	return out
 }
 
-func (p *syncProtocol) summarize(s *Summary) {
+// Summarize puts the run's figures in the summary's sync section.
+func (p *syncProtocol) Summarize(s engine.Sections) {
 	out := &SyncSummary{
 		Mode: string(p.cfg.Mode), Estimator: string(p.cfg.Estimate.Kind), Reference: int(p.cfg.Reference),
 		ConvergedFrom: uint64(p.sc.Protocol.Sync.ConvergedFrom),
@@ -262,5 +264,5 @@ func (p *syncProtocol) summarize(s *Summary) {
 		}
 		p.graphcalc = append(p.graphcalc, r)
 	}
-	s.Sync = out
+	s.Put(out)
 }

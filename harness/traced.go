@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/chronosync/chronosync/analysis/combine"
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/trace/xspace"
 	"github.com/chronosync/chronosync/workload/snapshots"
@@ -69,9 +70,9 @@ func newTracedProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*tracedProt
 	return p, nil
 }
 
-// program runs the three programs on one node.
-func (p *tracedProtocol) program(id world.NodeID) world.Program {
-	syncProg := p.syncProtocol.program(id)
+// Program runs the three programs on one node.
+func (p *tracedProtocol) Program(id world.NodeID) world.Program {
+	syncProg := p.syncProtocol.Program(id)
 	n := p.nodes[id]
 	first := n == nil
 	if first {
@@ -104,34 +105,37 @@ func (p *tracedProtocol) program(id world.NodeID) world.Program {
 	})
 }
 
-func (p *tracedProtocol) attach(w truth, dir string) error {
-	return p.syncProtocol.attach(w, dir)
+// Attach attaches the sync protocol's recorders.
+func (p *tracedProtocol) Attach(w truth, dir string) error {
+	return p.syncProtocol.Attach(w, dir)
 }
 
-func (p *tracedProtocol) artifacts() []Artifact {
-	a := p.syncProtocol.artifacts()
+// Artifacts lists the sync run's files and the traces'.
+func (p *tracedProtocol) Artifacts() []Artifact {
+	a := p.syncProtocol.Artifacts()
 	for i := range p.nodes {
 		a = append(a,
-			Artifact{fmt.Sprintf(fileNodeTrace, i), fmt.Sprintf("node %d's trace (XSpace) on its tracer clock", i)},
-			Artifact{fmt.Sprintf(fileNodeSnapshot, i), fmt.Sprintf("node %d's (host, tracer) snapshot pairs", i)})
+			Artifact{Name: fmt.Sprintf(fileNodeTrace, i), What: fmt.Sprintf("node %d's trace (XSpace) on its tracer clock", i)},
+			Artifact{Name: fmt.Sprintf(fileNodeSnapshot, i), What: fmt.Sprintf("node %d's (host, tracer) snapshot pairs", i)})
 	}
 	a = append(a,
-		Artifact{xspace.FileTraceRecord, "what each node's trace holds (bytes, planes, events), to tell a cut trace"},
-		Artifact{FileCombined, "every node's trace on the global timeline (XSpace)"},
-		Artifact{"combined.trace.json.gz", "the combined trace as Chrome trace events, for Perfetto"},
-		Artifact{"combined.perfetto-trace", "the combined trace in Perfetto's native protobuf format (ui.perfetto.dev, trace_processor)"},
-		Artifact{"combined.metadata.json", "per node: snapshots, offset windows, corrections, uncertainty"},
-		Artifact{"combined.validate.json", "collective happens-before check of the combined trace"},
-		Artifact{FileRawValidate, "collective happens-before check of the raw per-node traces"},
-		Artifact{DirTensorBoard + "/", "the combined traces laid out for tensorboard --logdir (plugins/profile/<run>/combined.xplane.pb)"})
+		Artifact{Name: xspace.FileTraceRecord, What: "what each node's trace holds (bytes, planes, events), to tell a cut trace"},
+		Artifact{Name: FileCombined, What: "every node's trace on the global timeline (XSpace)"},
+		Artifact{Name: "combined.trace.json.gz", What: "the combined trace as Chrome trace events, for Perfetto"},
+		Artifact{Name: "combined.perfetto-trace", What: "the combined trace in Perfetto's native protobuf format (ui.perfetto.dev, trace_processor)"},
+		Artifact{Name: "combined.metadata.json", What: "per node: snapshots, offset windows, corrections, uncertainty"},
+		Artifact{Name: "combined.validate.json", What: "collective happens-before check of the combined trace"},
+		Artifact{Name: FileRawValidate, What: "collective happens-before check of the raw per-node traces"},
+		Artifact{Name: DirTensorBoard + "/", What: "the combined traces laid out for tensorboard --logdir (plugins/profile/<run>/combined.xplane.pb)"})
 	if p.kineto {
 		a = append(a, p.kinetoArtifacts()...)
 	}
 	return a
 }
 
-func (p *tracedProtocol) finish() error {
-	if err := p.syncProtocol.finish(); err != nil {
+// Finish finishes the sync run's files, then combines the traces.
+func (p *tracedProtocol) Finish() error {
+	if err := p.syncProtocol.Finish(); err != nil {
 		return err
 	}
 	sum, err := p.record(p.dir)
@@ -142,9 +146,10 @@ func (p *tracedProtocol) finish() error {
 	return nil
 }
 
-func (p *tracedProtocol) summarize(s *Summary) {
-	p.syncProtocol.summarize(s)
-	s.Trace = p.sum
+// Summarize puts the sync and trace sections in the summary.
+func (p *tracedProtocol) Summarize(s engine.Sections) {
+	p.syncProtocol.Summarize(s)
+	s.Put(p.sum)
 }
 
 // nodeFile is a per-node file of the run directory.

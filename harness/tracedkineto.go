@@ -75,16 +75,16 @@ const kinetoHostPID = 1000
 func (p *tracedProtocol) kinetoArtifacts() []Artifact {
 	var a []Artifact
 	for i := range p.nodes {
-		a = append(a, Artifact{fmt.Sprintf(fileNodeKineto, i), fmt.Sprintf("node %d's trace as the PyTorch profiler (Kineto) writes it, on its host clock", i)})
+		a = append(a, Artifact{Name: fmt.Sprintf(fileNodeKineto, i), What: fmt.Sprintf("node %d's trace as the PyTorch profiler (Kineto) writes it, on its host clock", i)})
 	}
 	return append(a,
-		Artifact{FileRawKinetoValidate, "collective happens-before check of the raw Kineto traces"},
-		Artifact{FileCombinedKineto, "the Kineto traces on the global timeline (XSpace)"},
-		Artifact{"combined-kineto.trace.json.gz", "the combined Kineto traces as Chrome trace events, for Perfetto"},
-		Artifact{"combined-kineto.perfetto-trace", "the combined Kineto traces in Perfetto's native protobuf format"},
-		Artifact{"combined-kineto.metadata.json", "per node of the Kineto path: offset windows, corrections, uncertainty"},
-		Artifact{"combined-kineto.validate.json", "collective happens-before check of the combined Kineto traces"},
-		Artifact{"combined-kineto.kineto/", "every node's Kineto trace on the global timeline, in PyTorch's format"})
+		Artifact{Name: FileRawKinetoValidate, What: "collective happens-before check of the raw Kineto traces"},
+		Artifact{Name: FileCombinedKineto, What: "the Kineto traces on the global timeline (XSpace)"},
+		Artifact{Name: "combined-kineto.trace.json.gz", What: "the combined Kineto traces as Chrome trace events, for Perfetto"},
+		Artifact{Name: "combined-kineto.perfetto-trace", What: "the combined Kineto traces in Perfetto's native protobuf format"},
+		Artifact{Name: "combined-kineto.metadata.json", What: "per node of the Kineto path: offset windows, corrections, uncertainty"},
+		Artifact{Name: "combined-kineto.validate.json", What: "collective happens-before check of the combined Kineto traces"},
+		Artifact{Name: "combined-kineto.kineto/", What: "every node's Kineto trace on the global timeline, in PyTorch's format"})
 }
 
 // recordKineto checks the nodes' Kineto traces (written beside xs, the

@@ -1,17 +1,16 @@
-package harness
+package phasegaprun
 
 import (
 	"crypto/sha256"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/model/netem"
 	"github.com/chronosync/chronosync/phasegap/output"
@@ -22,22 +21,22 @@ import (
 	"github.com/chronosync/chronosync/world"
 )
 
-// The files of a phasegap run, in the run directory's phasegap/: the same
+// Dir and the files of a phasegap run, in the run directory's phasegap/: the same
 // files as an MPI run of `chronosync phasegap` writes, so that one
 // analysis reads both.
 const (
-	DirPhasegap      = "phasegap"
-	filePGResults    = DirPhasegap + "/" + output.FileResults
-	filePGManifest   = DirPhasegap + "/" + output.FileManifest
-	filePGTrace      = DirPhasegap + "/" + output.FileTrace
+	Dir              = "phasegap"
+	filePGResults    = Dir + "/" + output.FileResults
+	filePGManifest   = Dir + "/" + output.FileManifest
+	filePGTrace      = Dir + "/" + output.FileTrace
 	filePGCosts      = "phasegap/costs.yaml"
 	phasegapCostsRel = "phasegap/costs.yaml" // the costs as the scenario.yaml of the run names them
 )
 
-// phasegapProtocol runs a phasegap workload: one halo.Rank per node, no
+// protocol runs a phasegap workload: one halo.Rank per node, no
 // synchronization protocol. The run ends when every rank has run its
 // iterations (or one failed), before the scenario's duration if it can.
-type phasegapProtocol struct {
+type protocol struct {
 	sc     *scenario.Scenario
 	params params.Params
 	derive params.Derived
@@ -48,11 +47,11 @@ type phasegapProtocol struct {
 	costsFrom string
 	costsYAML []byte // the costs file as read, copied into the run directory
 	ranks     []*halo.Rank
-	w         truth
+	w         engine.Truth
 	dir       string
 	left      atomic.Int32 // ranks still running
 	done      chan struct{}
-	sum       *PhasegapSummary
+	sum       *Summary
 	spin      time.Duration // halo.Rank.Spin: realSpin on the real backend
 	// streamless are the link settings of the ring's edges that the
 	// simulator's streams do not apply (they take a link's delay and
@@ -89,34 +88,11 @@ func streamless(r *scenario.Resolved) []string {
 // every modelled phase.
 const realSpin = 2 * time.Millisecond
 
-// PhasegapSummary is a phasegap run's outcome: how many ranks finished,
-// and the cross-rank figures of phasegap/results.csv (times in µs).
-type PhasegapSummary struct {
-	Ranks    int      `json:"ranks"`
-	Finished int      `json:"finished"`
-	Failed   []string `json:"failed,omitempty"` // what stopped each rank that did not finish
-	Mode     string   `json:"mode"`
-	Threads  int      `json:"threads"`
-	Halo     int      `json:"halo"`
-	// Impairment is the links' preset ("none", a preset's name, or
-	// "custom" for link settings of no preset).
-	Impairment   string  `json:"impairment"`
-	Costs        string  `json:"costs"` // "defaults", or the costs file's sha256 prefix
-	TIter        float64 `json:"t_iter_mean_us"`
-	TInterior    float64 `json:"t_interior_mean_avg_us"`
-	TWait        float64 `json:"t_wait_mean_avg_us"`
-	TCommWindow  float64 `json:"t_comm_window_mean_avg_us"`
-	WaitFrac     float64 `json:"wait_frac"`
-	WaitSkew     float64 `json:"wait_skew"`
-	OverlapRatio float64 `json:"overlap_ratio"`
-	// Ignored are the link settings a simulated run did not apply to
-	// the halos (see streamless); the run is then degraded.
-	Ignored []string `json:"ignored_link_settings,omitempty"`
-}
-
-func newPhasegapProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*phasegapProtocol, error) {
+// New makes a phasegap scenario's adapter (an engine.New): it checks the
+// workload's parameters and reads its costs file.
+func New(sc *scenario.Scenario, r *scenario.Resolved) (engine.Protocol, error) {
 	pg := sc.Workload.Phasegap
-	p := &phasegapProtocol{sc: sc, params: pg.Params(len(r.Nodes)), costs: halo.DefaultCosts(), costsFrom: "defaults",
+	p := &protocol{sc: sc, params: pg.Params(len(r.Nodes)), costs: halo.DefaultCosts(), costsFrom: "defaults",
 		ranks: make([]*halo.Rank, len(r.Nodes)), done: make(chan struct{})}
 	d, err := p.params.Validate(len(r.Nodes))
 	if err != nil {
@@ -139,19 +115,20 @@ func newPhasegapProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*phasegap
 	return p, nil
 }
 
-// phasegapAsRun makes sc the scenario as the run directory records it:
-// its costs file is the copy in the run directory, so that the run
-// replays from there.
-func phasegapAsRun(sc *scenario.Scenario) {
+// AsRun makes sc the scenario as the run directory records it
+// (engine.AsRunner): its costs file is the copy in the run directory, so
+// that the run replays from there.
+func (p *protocol) AsRun(sc *scenario.Scenario) {
 	if sc.Workload.Kind == scenario.WorkloadPhasegap && sc.Workload.Phasegap.Costs != "" {
 		sc.Workload.Phasegap.Costs = phasegapCostsRel
 	}
 }
 
-func (p *phasegapProtocol) program(id world.NodeID) world.Program {
+// Program is node id's rank.
+func (p *protocol) Program(id world.NodeID) world.Program {
 	r, err := halo.New(p.params, len(p.ranks), p.costs)
 	if err != nil {
-		panic(err) // checked in newPhasegapProtocol
+		panic(err) // checked in New
 	}
 	r.UsePort(p.sc.Workload.Phasegap.Port)
 	r.Spin(p.spin)
@@ -166,13 +143,14 @@ func (p *phasegapProtocol) program(id world.NodeID) world.Program {
 	return r
 }
 
-// workloadDone is closed once every rank finished or failed: the run can
-// end there.
-func (p *phasegapProtocol) workloadDone() <-chan struct{} { return p.done }
+// WorkloadDone is closed once every rank finished or failed: the run can
+// end there (engine.Ender).
+func (p *protocol) WorkloadDone() <-chan struct{} { return p.done }
 
-func (p *phasegapProtocol) attach(w truth, dir string) error {
+// Attach creates phasegap/ in dir and copies the costs file there.
+func (p *protocol) Attach(w engine.Truth, dir string) error {
 	p.w, p.dir = w, dir
-	if err := os.MkdirAll(filepath.Join(dir, DirPhasegap), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, Dir), 0o755); err != nil {
 		return err
 	}
 	if p.costsYAML != nil {
@@ -181,14 +159,15 @@ func (p *phasegapProtocol) attach(w truth, dir string) error {
 	return nil
 }
 
-func (p *phasegapProtocol) artifacts() []Artifact {
-	files := []Artifact{
-		{filePGResults, "the phasegap run's results row (the MPI benchmark's CSV schema)"},
-		{filePGManifest, "the phasegap run's configuration and results (the MPI benchmark's manifest)"},
-		{filePGTrace, "the last iterations of every rank as a Chrome trace (Perfetto)"},
+// Artifacts lists phasegap/'s files.
+func (p *protocol) Artifacts() []engine.Artifact {
+	files := []engine.Artifact{
+		{Name: filePGResults, What: "the phasegap run's results row (the MPI benchmark's CSV schema)"},
+		{Name: filePGManifest, What: "the phasegap run's configuration and results (the MPI benchmark's manifest)"},
+		{Name: filePGTrace, What: "the last iterations of every rank as a Chrome trace (Perfetto)"},
 	}
 	if p.costsYAML != nil {
-		files = append(files, Artifact{filePGCosts, "the cost model the run used (workload.costs)"})
+		files = append(files, engine.Artifact{Name: filePGCosts, What: "the cost model the run used (workload.costs)"})
 	}
 	return files
 }
@@ -196,7 +175,7 @@ func (p *phasegapProtocol) artifacts() []Artifact {
 // config is the run's configuration as every transport records it
 // (output.Config): a model run asks for and gets funneled, or multiple
 // with a progress thread, and computes no checksum.
-func (p *phasegapProtocol) config() report.Config {
+func (p *protocol) config() report.Config {
 	thread := "funneled"
 	if p.params.Progress == "progress_thread" {
 		thread = "multiple"
@@ -204,7 +183,7 @@ func (p *phasegapProtocol) config() report.Config {
 	return output.Config(p.params, p.derive, output.Launch{
 		Transport: p.w.Backend(), MPIThreadRequested: thread, MPIThreadProvided: thread,
 		Trace: true, TraceIters: p.sc.Workload.Phasegap.TraceIters, TraceDetail: "rank",
-		OutDir: DirPhasegap, RunID: fmt.Sprintf("%s-seed%d", p.sc.Name, p.sc.Seed), CSVMode: "write", Manifest: true,
+		OutDir: Dir, RunID: fmt.Sprintf("%s-seed%d", p.sc.Name, p.sc.Seed), CSVMode: "write", Manifest: true,
 		MPIImpl: "model", MPIVersion: "workload/halo, costs " + p.costsFrom, Impairment: linkPreset(p.sc.Links),
 	})
 }
@@ -222,13 +201,13 @@ func linkPreset(l scenario.Links) string {
 	return "custom"
 }
 
-// finish writes phasegap/: results.csv, manifest.json and trace.json, from
+// Finish writes phasegap/: results.csv, manifest.json and trace.json, from
 // every rank's measured iterations.
-func (p *phasegapProtocol) finish() error {
+func (p *protocol) Finish() error {
 	cfg := p.config()
 	var ranks []report.Rank
 	var sums []report.RankSummary
-	sum := &PhasegapSummary{Ranks: len(p.ranks), Mode: cfg.Mode, Threads: cfg.Threads, Halo: cfg.Halo,
+	sum := &Summary{Ranks: len(p.ranks), Mode: cfg.Mode, Threads: cfg.Threads, Halo: cfg.Halo,
 		Impairment: cfg.Impairment, Costs: p.costsFrom}
 	for i, r := range p.ranks {
 		switch {
@@ -253,37 +232,14 @@ func (p *phasegapProtocol) finish() error {
 		sum.Ignored = p.streamless
 	}
 	p.sum = sum
-	return output.Write(filepath.Join(p.dir, DirPhasegap), output.Run{Config: cfg, Row: row, Ranks: ranks,
-		Build: report.BuildInfo{GoVersion: goVersion(), Compiler: runtime.Compiler, GitSHA: Version()}, Env: map[string]string{}})
+	return output.Write(filepath.Join(p.dir, Dir), output.Run{Config: cfg, Row: row, Ranks: ranks,
+		Build: report.BuildInfo{GoVersion: runtime.Version(), Compiler: runtime.Compiler, GitSHA: engine.Version()}, Env: map[string]string{}})
 }
 
-func (p *phasegapProtocol) summarize(s *Summary) { s.Phasegap = p.sum }
+// Summarize puts the run's Summary in the summary's phasegap section.
+func (p *protocol) Summarize(s engine.Sections) { s.Put(p.sum) }
 
-// judgePhasegap adds a phasegap run's condition: every rank ran its
-// iterations.
-func judgePhasegap(cs *conditions, s *Summary) {
-	pg := s.Phasegap
-	if pg == nil {
-		return
-	}
-	why := fmt.Sprintf("every rank runs its %s iterations within the scenario's duration", pg.Mode)
-	if len(pg.Failed) > 0 {
-		why += "; " + pg.Failed[0]
-	}
-	cs.check("phasegap ranks that did not finish", float64(pg.Ranks-pg.Finished), 0, "", why)
-	if len(pg.Ignored) > 0 {
-		cs.check("link settings the simulator's streams ignore", float64(len(pg.Ignored)), 0, "",
-			strings.Join(pg.Ignored, ", ")+": the halos are stream messages, which take a link's delay and rate only (run it with --backend=real)")
-	}
-}
-
-// printPhasegap writes a phasegap run's figures.
-func printPhasegap(w io.Writer, pg *PhasegapSummary) {
-	fmt.Fprintf(w, "phasegap: %d of %d ranks finished, %s, T=%d, H=%d, links %s, costs %s\n",
-		pg.Finished, pg.Ranks, pg.Mode, pg.Threads, pg.Halo, pg.Impairment, pg.Costs)
-	fmt.Fprintf(w, "  t_iter %.2f µs, interior %.2f µs, wait %.2f µs, comm window %.2f µs; wait_frac %.4f, wait_skew %.3f, overlap_ratio %.4f\n",
-		pg.TIter, pg.TInterior, pg.TWait, pg.TCommWindow, pg.WaitFrac, pg.WaitSkew, pg.OverlapRatio)
-	for _, f := range pg.Failed {
-		fmt.Fprintf(w, "  %s\n", f)
-	}
-}
+// TimersFireLate makes every rank wake realSpin before its modelled work
+// ends, to spin the rest (engine.LateTimers): the real backend's timers
+// fire late.
+func (p *protocol) TimersFireLate() { p.spin = realSpin }
