@@ -16,6 +16,7 @@ import (
 	"github.com/chronosync/chronosync/phasegap/report"
 	"github.com/chronosync/chronosync/real/netlab"
 	"github.com/chronosync/chronosync/scenario"
+	"github.com/chronosync/chronosync/trace/xspace"
 )
 
 // The files a phasegap run writes (package phasegaprun).
@@ -84,10 +85,20 @@ func TestPhasegapSim(t *testing.T) {
 		if s.Virtual >= 10 {
 			t.Errorf("virtual %v s: the run did not end with its workload", s.Virtual)
 		}
-		for _, f := range []string{filePGResults, filePGManifest, filePGTrace} {
+		// The files an MPI run writes, the rank XPlanes among them.
+		files := []string{filePGResults, filePGManifest, filePGTrace}
+		for rank := range 3 {
+			files = append(files, phasegaprun.Dir+"/"+output.FileXPlane(rank))
+		}
+		for _, f := range files {
 			if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
 				t.Error(err)
 			}
+		}
+		if space, err := xspace.Read(filepath.Join(res.Dir, phasegaprun.Dir, output.FileXPlane(2))); err != nil {
+			t.Error(err)
+		} else if len(space.Planes) != 1 || space.Planes[0].Name != "/rank:2" {
+			t.Errorf("rank 2's XSpace: %d planes, want one named /rank:2", len(space.Planes))
 		}
 	}
 	a, b := pgRow(t, none.Dir), pgRow(t, lat.Dir)

@@ -166,6 +166,10 @@ func (p *protocol) Artifacts() []engine.Artifact {
 		{Name: filePGManifest, What: "the phasegap run's configuration and results (the MPI benchmark's manifest)"},
 		{Name: filePGTrace, What: "the last iterations of every rank as a Chrome trace (Perfetto)"},
 	}
+	for rank := range p.ranks {
+		files = append(files, engine.Artifact{Name: Dir + "/" + output.FileXPlane(rank),
+			What: fmt.Sprintf("rank %d's iterations as XSpace planes (xprof, chronosync combine), as an MPI run writes them", rank)})
+	}
 	if p.costsYAML != nil {
 		files = append(files, engine.Artifact{Name: filePGCosts, What: "the cost model the run used (workload.costs)"})
 	}
@@ -233,7 +237,8 @@ func (p *protocol) Finish() error {
 	}
 	p.sum = sum
 	return output.Write(filepath.Join(p.dir, Dir), output.Run{Config: cfg, Row: row, Ranks: ranks,
-		Build: report.BuildInfo{GoVersion: runtime.Version(), Compiler: runtime.Compiler, GitSHA: engine.Version()}, Env: map[string]string{}})
+		Build: report.BuildInfo{GoVersion: runtime.Version(), Compiler: runtime.Compiler, GitSHA: engine.Version()}, Env: map[string]string{},
+		XPlanes: true})
 }
 
 // Summarize puts the run's Summary in the summary's phasegap section.

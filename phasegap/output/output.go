@@ -77,9 +77,8 @@ type Run struct {
 	Env      map[string]string
 	Platform report.PlatformInfo
 	Checksum uint64
-	// XPlanes writes rank<i>.xplane.pb beside trace.json. The simulator
-	// and the real backend do not yet: their run directory's file list is
-	// part of summary.json, which this restructuring keeps byte for byte.
+	// XPlanes writes rank<i>.xplane.pb beside trace.json (every
+	// transport sets it).
 	XPlanes bool
 }
 
