@@ -81,13 +81,7 @@ func skewFigure(sk []Skew) (Figure, error) {
 		b.Color = colour(i)
 		b.LineStyle.Width = 0
 		p.Add(b)
-		p.Y.Min = 0
-		if p.Y.Max <= 0 {
-			p.Y.Max = 1
-		}
-		p.NominalX(names...)
-		p.X.Tick.Label.Rotation = 0.6
-		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = -1, -0.5
+		barAxes(p, names)
 		plots = append(plots, p)
 	}
 	svg, err := renderTiles(plots, 2, figWidth/2, figHeight+0.6*vg.Inch)
@@ -144,6 +138,17 @@ func violationsFigure(vs []Validation) (Figure, error) {
 		p.Add(b)
 		p.Legend.Add(v.Name, b)
 	}
+	barAxes(p, names)
+	svg, err := render(p, figWidth, figHeight+0.6*vg.Inch)
+	if err != nil {
+		return Figure{}, err
+	}
+	return Figure{ID: id, Caption: caption, SVG: svg}, nil
+}
+
+// barAxes sets a bar chart's axes: y from 0 (to at least 1 when every bar
+// is 0), one slanted x label per bar.
+func barAxes(p *gplot.Plot, names []string) {
 	p.Y.Min = 0
 	if p.Y.Max <= 0 {
 		p.Y.Max = 1
@@ -151,9 +156,4 @@ func violationsFigure(vs []Validation) (Figure, error) {
 	p.NominalX(names...)
 	p.X.Tick.Label.Rotation = 0.6
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = -1, -0.5
-	svg, err := render(p, figWidth, figHeight+0.6*vg.Inch)
-	if err != nil {
-		return Figure{}, err
-	}
-	return Figure{ID: id, Caption: caption, SVG: svg}, nil
 }

@@ -262,6 +262,15 @@ func (c *combiner) perfettoWindow(src string) (*jsonSpan, error) {
 		}
 		return &jsonSpan{from: w.FromPS, to: w.ToPS}, nil
 	}
+	return c.workloadSpan(src)
+}
+
+// workloadSpan is the span of the staged combined XSpace src's workload
+// events (every timed event outside the snapshot planes and the planes
+// not exported) with a margin of windowMargin of it, at least
+// windowMarginMinPs; nil when there is none. It reads src one plane at a
+// time, at the wire level.
+func (c *combiner) workloadSpan(src string) (*jsonSpan, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return nil, fmt.Errorf("read back the combined XSpace: %w", err)
@@ -302,5 +311,5 @@ func (c *combiner) perfettoWindow(src string) (*jsonSpan, error) {
 		return nil, err
 	}
 	m := max(int64(float64(to-from)*windowMargin), windowMarginMinPs)
-	return &jsonSpan{from: satAdd(from, -m), to: satAdd(to, m)}, nil
+	return &jsonSpan{from: addSat(from, -m), to: addSat(to, m)}, nil
 }

@@ -3,7 +3,6 @@ package combine
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 
 	"github.com/chronosync/chronosync/trace/xplanepb"
@@ -53,39 +52,23 @@ type JSONWindow struct {
 }
 
 // exportWindowed writes the Chrome JSON from the combined XSpace just
-// written (its staged file, whole by now), read twice a plane at a time
-// (xspace.ScanPlanes): once for the workload's span, once to export the
-// slices that overlap it (writePlaneJSON), then the clock counters inside
-// it. It records the span in the metadata.
+// written (its staged file, whole by now), read twice a plane at a time:
+// once at the wire level for the workload's span (workloadSpan, which the
+// Perfetto export shares), once (xspace.ScanPlanes) to export the slices
+// that overlap it (writePlaneJSON), then the clock counters inside it. It
+// records the span in the metadata.
 func (c *combiner) exportWindowed() error {
 	src, ok := c.out.stagedPath(SpacePath(c.o))
 	if !ok {
 		return fmt.Errorf("combine: the combined XSpace %s is not in the output set", SpacePath(c.o))
 	}
 	path := OutputBase(c.o.Output) + ".trace.json.gz"
-	from, to, found := int64(math.MaxInt64), int64(math.MinInt64), false
-	err := c.scanStaged(src, func(p *xplanepb.XPlane) error {
-		if jp := c.process(p.Id); jp.label == "" || jp.snapshot {
-			return nil
-		}
-		for _, line := range p.Lines {
-			for _, ev := range line.Events {
-				if _, timed := ev.Data.(*xplanepb.XEvent_OffsetPs); timed {
-					s := xspace.StartPs(line, ev)
-					from, to, found = min(from, s), max(to, s+ev.DurationPs), true
-				}
-			}
-		}
-		return nil
-	})
+	win, err := c.workloadSpan(src)
 	if err != nil {
 		return fmt.Errorf("combine: write %s: %w", path, err)
 	}
-	var win *jsonSpan
-	c.md.TraceJSONWindow = &JSONWindow{Mode: WindowWorkload, Workload: found}
-	if found {
-		m := max(int64(float64(to-from)*windowMargin), windowMarginMinPs)
-		win = &jsonSpan{from: satAdd(from, -m), to: satAdd(to, m)}
+	c.md.TraceJSONWindow = &JSONWindow{Mode: WindowWorkload, Workload: win != nil}
+	if win != nil {
 		c.md.TraceJSONWindow.FromPS, c.md.TraceJSONWindow.ToPS = win.from, win.to
 	}
 	jf, err := c.out.create(path)
@@ -118,16 +101,4 @@ func (c *combiner) scanStaged(src string, plane func(*xplanepb.XPlane) error) (e
 	}
 	defer func() { err = errors.Join(err, f.Close()) }()
 	return xspace.ScanPlanes(f, 0, plane, nil)
-}
-
-// satAdd is a + b, saturated at the ends of the int64 range.
-func satAdd(a, b int64) int64 {
-	s := a + b
-	switch {
-	case b > 0 && s < a:
-		return math.MaxInt64
-	case b < 0 && s > a:
-		return math.MinInt64
-	}
-	return s
 }
