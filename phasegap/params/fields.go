@@ -13,6 +13,10 @@ import (
 type Field struct {
 	Key string // the key: poll_every
 	Doc string // the flag's help
+	// Column is the field's name in a run's results (results.csv, the
+	// trace's metadata, a sweep's records): the plan's letter where it
+	// has one (P, T, H), else the key.
+	Column string
 	// Unit names a value in a range error ("a thread count"); Called
 	// names the parameter in a one-of error (default the key).
 	Unit, Called string
@@ -29,6 +33,22 @@ type Field struct {
 
 // Flag is the field's CLI flag, without its dashes: the key with hyphens.
 func (f Field) Flag() string { return strings.ReplaceAll(f.Key, "_", "-") }
+
+// Col returns the field's name in a run's results: Column, or the key.
+func (f Field) Col() string {
+	if f.Column != "" {
+		return f.Column
+	}
+	return f.Key
+}
+
+// Value returns the field's value in p: an int or a string.
+func (f Field) Value(p *Params) any {
+	if f.Int != nil {
+		return *f.Int(p)
+	}
+	return *f.Str(p)
+}
 
 // Name returns how a one-of error names the field.
 func (f Field) Name() string {
@@ -48,13 +68,13 @@ func Fields() []Field {
 		{Key: "mode", Called: "phasegap mode", OneOf: Modes(), Scenario: true, Sweep: true,
 			Doc: "orchestration: phase_nb, phase_blk, nb_test, phase_persist or omp_tasks",
 			Str: func(p *Params) *string { return &p.Mode }},
-		{Key: "ranks", Sweep: true, Doc: "P: MPI ranks (must equal mpirun -np)",
+		{Key: "ranks", Column: "P", Sweep: true, Doc: "P: MPI ranks (must equal mpirun -np)",
 			Int: func(p *Params) *int { return &p.Ranks }},
-		{Key: "threads", Unit: "a thread count", Min: 1, Max: MaxThreads, Scenario: true, Sweep: true,
+		{Key: "threads", Column: "T", Unit: "a thread count", Min: 1, Max: MaxThreads, Scenario: true, Sweep: true,
 			Doc: "T: threads per rank", Int: func(p *Params) *int { return &p.Threads }},
 		{Key: "N", Unit: "an element count", Min: 1, Max: MaxN, Scenario: true, Sweep: true,
 			Doc: "owned elements per rank", Int: func(p *Params) *int { return &p.N }},
-		{Key: "halo", Unit: "an element count", Min: 0, Max: MaxN, Scenario: true, Sweep: true,
+		{Key: "halo", Column: "H", Unit: "an element count", Min: 0, Max: MaxN, Scenario: true, Sweep: true,
 			Doc: "H: halo width in elements (at least B = radius × timesteps)",
 			Int: func(p *Params) *int { return &p.Halo }},
 		{Key: "kernel", OneOf: Kernels(), Scenario: true, Sweep: true, Doc: "stencil3, stencil5 or axpy",

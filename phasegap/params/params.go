@@ -58,7 +58,7 @@ type Settings struct {
 	Bytes     int    // bytes_per_point
 	Iters     int    // iters K (measured)
 	Warmup    int    // warmup W
-	PollEvery int    // poll_every q, points between tests (nb_test, omp_tasks)
+	PollEvery int    // q: points between tests (nb_test, omp_tasks)
 	// Schedule is omp_schedule: how the interior is shared among the
 	// threads: static (equal shares), dynamic (chunks of Chunk points
 	// taken in turn) or guided (chunks of the remaining points over T,

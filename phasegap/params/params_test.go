@@ -100,3 +100,30 @@ func TestValidate(t *testing.T) {
 		t.Errorf("defaults: %+v, %v", d, err)
 	}
 }
+
+// TestColAndValue checks the results' names (the plan's letters for P, T
+// and H, the key otherwise) and that Value reads the field's own value.
+func TestColAndValue(t *testing.T) {
+	p := DefaultParams()
+	p.Ranks, p.Halo, p.Kernel = 4, 256, KernelStencil5
+	for _, c := range []struct {
+		key, col string
+		val      any
+	}{
+		{"ranks", "P", 4},
+		{"threads", "T", 1},
+		{"halo", "H", 256},
+		{"N", "N", 100_000},
+		{"kernel", "kernel", KernelStencil5},
+		{"poll_every", "poll_every", 1024},
+		{"progress", "progress", "inline_poll"},
+	} {
+		f, ok := FieldByKey(c.key)
+		if !ok {
+			t.Fatalf("no field %s", c.key)
+		}
+		if f.Col() != c.col || f.Value(&p) != c.val {
+			t.Errorf("%s: Col %q Value %v, want %q %v", c.key, f.Col(), f.Value(&p), c.col, c.val)
+		}
+	}
+}

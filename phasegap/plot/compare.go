@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/chronosync/chronosync/analysis/stats"
+	"github.com/chronosync/chronosync/phasegap/params"
 	"github.com/chronosync/chronosync/phasegap/report"
 )
 
@@ -45,10 +46,26 @@ type Comparison struct {
 	RepeatRuns int
 }
 
+// configColumns are the results' columns that identify a configuration
+// across transports: the parameters of params.Fields a sweep varies,
+// those the figures' labels name first, then the others in the table's
+// order, less the ones a configuration is compared across (radius and
+// the OpenMP schedule and chunk).
+func configColumns() []string {
+	cols := []string{"P", "T", "H", "flops_per_point", "bytes_per_point", "mode", "progress"}
+	across := []string{"radius", "omp_schedule", "omp_chunk"}
+	for _, f := range params.Fields() {
+		if f.Sweep && !slices.Contains(cols, f.Col()) && !slices.Contains(across, f.Key) {
+			cols = append(cols, f.Col())
+		}
+	}
+	return cols
+}
+
 // configKey identifies a configuration across transports.
-func configKey(r report.Record) string {
+func configKey(r report.Record, cols []string) string {
 	var b strings.Builder
-	for _, c := range []string{"P", "T", "H", "flops_per_point", "bytes_per_point", "mode", "progress", "N", "kernel", "timesteps", "iters", "warmup", "poll_every"} {
+	for _, c := range cols {
 		b.WriteString(r.Str(c) + "|")
 	}
 	return b.String()
@@ -58,7 +75,7 @@ func configKey(r report.Record) string {
 // configuration (several runs of one configuration on one side are
 // averaged) and measures the model's relative error.
 func Compare(records []report.Record) (Comparison, error) {
-	compared := ComparedFigures()
+	compared, cols := ComparedFigures(), configColumns()
 	type side struct {
 		label string
 		sum   []float64
@@ -71,7 +88,7 @@ func Compare(records []report.Record) (Comparison, error) {
 		if !ok || r.Str("impairment") != "none" {
 			continue
 		}
-		k := configKey(r)
+		k := configKey(r, cols)
 		s := m[k]
 		if s == nil {
 			s = &side{label: fmt.Sprintf("P=%s T=%s H=%s F=%s %s", r.Str("P"), r.Str("T"), r.Str("H"), r.Str("flops_per_point"), r.Str("mode")),

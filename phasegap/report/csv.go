@@ -55,72 +55,76 @@ func avgMax(phase string, f func(r *Row) AvgMax) []column {
 
 // columns is the single source of the CSV's names, order and values: the
 // plan's "Suggested CSV columns" in its order, then this package's extras.
-var columns = concat(
-	[]column{
-		{"schema_version", func(r *Row) cell { return integer(SchemaVersion) }},
-		{"platform", func(r *Row) cell { return str(r.Config.Platform) }},
-		{"hostname", func(r *Row) cell { return str(r.Config.Hostname) }},
-		{"git_sha", func(r *Row) cell { return str(r.Config.GitSHA) }},
-		{"timestamp", func(r *Row) cell { return str(r.Config.Timestamp) }},
-		{"run_id", func(r *Row) cell { return str(r.Config.RunID) }},
-		{"mode", func(r *Row) cell { return str(r.Config.Mode) }},
-		{"progress", func(r *Row) cell { return str(r.Config.Progress) }},
-		{"transport", func(r *Row) cell { return str(r.Config.Transport) }},
-		{"impairment", func(r *Row) cell { return str(r.Config.Impairment) }},
-		{"mpi_impl", func(r *Row) cell { return str(r.Config.MPIImpl) }},
-		{"mpi_version", func(r *Row) cell { return str(r.Config.MPIVersion) }},
-		{"mpi_thread_requested", func(r *Row) cell { return str(r.Config.MPIThreadRequested) }},
-		{"mpi_thread_provided", func(r *Row) cell { return str(r.Config.MPIThreadProvided) }},
-		{"omp_num_threads", func(r *Row) cell { return integer(int64(ompNumThreads(r.Config))) }},
-		{"omp_proc_bind", func(r *Row) cell { return boolean(r.Config.OMPBind) }},
-		{"omp_places", func(r *Row) cell { return str(r.Config.OMPPlaces) }},
-		{"omp_schedule", func(r *Row) cell { return str(r.Config.OMPSchedule) }},
-		{"omp_chunk", func(r *Row) cell { return integer(int64(r.Config.OMPChunk)) }},
-		{"P", func(r *Row) cell { return integer(int64(r.Config.Ranks)) }},
-		{"T", func(r *Row) cell { return integer(int64(r.Config.Threads)) }},
-		{"N", func(r *Row) cell { return integer(int64(r.Config.N)) }},
-		{"H", func(r *Row) cell { return integer(int64(r.Config.Halo)) }},
-		{"kernel", func(r *Row) cell { return str(r.Config.Kernel) }},
-		{"radius", func(r *Row) cell { return integer(int64(r.Config.Radius)) }},
-		{"timesteps", func(r *Row) cell { return integer(int64(r.Config.Timesteps)) }},
-		{"B", func(r *Row) cell { return integer(int64(r.B)) }},
-		{"flops_per_point", func(r *Row) cell { return integer(int64(r.Config.FlopsPerPoint)) }},
-		{"bytes_per_point", func(r *Row) cell { return integer(int64(r.Config.BytesPerPoint)) }},
-		{"iters", func(r *Row) cell { return integer(int64(r.Config.Iters)) }},
-		{"warmup", func(r *Row) cell { return integer(int64(r.Config.Warmup)) }},
-		{"poll_every", func(r *Row) cell { return integer(int64(r.Config.PollEvery)) }},
-		{"t_iter_mean", func(r *Row) cell { return num(r.TIterMean) }},
-		{"t_iter_p50", func(r *Row) cell { return num(r.TIterP50) }},
-		{"t_iter_p95", func(r *Row) cell { return num(r.TIterP95) }},
-	},
-	avgMax("t_post", func(r *Row) AvgMax { return r.TPost }),
-	avgMax("t_interior", func(r *Row) AvgMax { return r.TInterior }),
-	avgMax("t_wait", func(r *Row) AvgMax { return r.TWait }),
-	avgMax("t_boundary", func(r *Row) AvgMax { return r.TBoundary }),
-	avgMax("t_poll", func(r *Row) AvgMax { return r.TPoll }),
-	[]column{
-		{"wait_frac", func(r *Row) cell { return num(r.WaitFrac) }},
-		{"wait_skew", func(r *Row) cell { return num(r.WaitSkew) }},
-		{"overlap_ratio", func(r *Row) cell { return num(r.OverlapRatio) }},
-		{"mpi_test_calls_mean", func(r *Row) cell { return num(r.MPITestCallsMean) }},
-		{"mpi_wait_calls_mean", func(r *Row) cell { return num(r.MPIWaitCallsMean) }},
-		{"polls_to_complete_p95", func(r *Row) cell { return num(r.PollsToCompleteP95) }},
-		{"checksum64", func(r *Row) cell { return str(FormatChecksum(r.Checksum64)) }},
-		{"msg_bytes", func(r *Row) cell { return integer(r.MsgBytes) }},
-		{"bytes_total", func(r *Row) cell { return integer(r.BytesTotal) }},
-		{"bw_effective", func(r *Row) cell { return num(r.BWEffective) }},
-		// Extras, beyond the plan.
-		{"t_iter_mean_max", func(r *Row) cell { return num(r.TIterMeanMax) }},
-	},
-	avgMax("t_comm_window", func(r *Row) AvgMax { return r.TCommWindow }),
-	[]column{
-		{"polls_to_complete_mean", func(r *Row) cell { return num(r.PollsToCompleteMean) }},
-		{"t_pure_comm_mean", func(r *Row) cell { return num(r.TPureCommMean) }},
-		{"osu_overlap_pct", func(r *Row) cell { return num(r.OSUOverlapPct) }},
-		{"imb_nbc_overlap_pct", func(r *Row) cell { return num(r.IMBNBCOverlapPct) }},
-		{"smb_availability_pct", func(r *Row) cell { return num(r.SMBAvailabilityPct) }},
-	},
-)
+var columns = csvColumns()
+
+// csvColumns lists the CSV's columns. The parameters' names and values
+// come from params.Fields: mode and progress follow run_id, the OpenMP
+// schedule and chunk follow omp_places, and the others follow in the
+// table's order, with B after timesteps.
+func csvColumns() []column {
+	run, _ := resultFields("mode", "progress")
+	omp, _ := resultFields("omp_schedule", "omp_chunk")
+	_, rest := resultFields("mode", "progress", "omp_schedule", "omp_chunk")
+	shape, work := splitAfter(rest, "timesteps")
+	return concat(
+		[]column{
+			{"schema_version", func(r *Row) cell { return integer(SchemaVersion) }},
+			{"platform", func(r *Row) cell { return str(r.Config.Platform) }},
+			{"hostname", func(r *Row) cell { return str(r.Config.Hostname) }},
+			{"git_sha", func(r *Row) cell { return str(r.Config.GitSHA) }},
+			{"timestamp", func(r *Row) cell { return str(r.Config.Timestamp) }},
+			{"run_id", func(r *Row) cell { return str(r.Config.RunID) }},
+		},
+		paramColumns(run),
+		[]column{
+			{"transport", func(r *Row) cell { return str(r.Config.Transport) }},
+			{"impairment", func(r *Row) cell { return str(r.Config.Impairment) }},
+			{"mpi_impl", func(r *Row) cell { return str(r.Config.MPIImpl) }},
+			{"mpi_version", func(r *Row) cell { return str(r.Config.MPIVersion) }},
+			{"mpi_thread_requested", func(r *Row) cell { return str(r.Config.MPIThreadRequested) }},
+			{"mpi_thread_provided", func(r *Row) cell { return str(r.Config.MPIThreadProvided) }},
+			{"omp_num_threads", func(r *Row) cell { return integer(int64(ompNumThreads(r.Config))) }},
+			{"omp_proc_bind", func(r *Row) cell { return boolean(r.Config.OMPBind) }},
+			{"omp_places", func(r *Row) cell { return str(r.Config.OMPPlaces) }},
+		},
+		paramColumns(omp),
+		paramColumns(shape),
+		[]column{{"B", func(r *Row) cell { return integer(int64(r.B)) }}},
+		paramColumns(work),
+		[]column{
+			{"t_iter_mean", func(r *Row) cell { return num(r.TIterMean) }},
+			{"t_iter_p50", func(r *Row) cell { return num(r.TIterP50) }},
+			{"t_iter_p95", func(r *Row) cell { return num(r.TIterP95) }},
+		},
+		avgMax("t_post", func(r *Row) AvgMax { return r.TPost }),
+		avgMax("t_interior", func(r *Row) AvgMax { return r.TInterior }),
+		avgMax("t_wait", func(r *Row) AvgMax { return r.TWait }),
+		avgMax("t_boundary", func(r *Row) AvgMax { return r.TBoundary }),
+		avgMax("t_poll", func(r *Row) AvgMax { return r.TPoll }),
+		[]column{
+			{"wait_frac", func(r *Row) cell { return num(r.WaitFrac) }},
+			{"wait_skew", func(r *Row) cell { return num(r.WaitSkew) }},
+			{"overlap_ratio", func(r *Row) cell { return num(r.OverlapRatio) }},
+			{"mpi_test_calls_mean", func(r *Row) cell { return num(r.MPITestCallsMean) }},
+			{"mpi_wait_calls_mean", func(r *Row) cell { return num(r.MPIWaitCallsMean) }},
+			{"polls_to_complete_p95", func(r *Row) cell { return num(r.PollsToCompleteP95) }},
+			{"checksum64", func(r *Row) cell { return str(FormatChecksum(r.Checksum64)) }},
+			{"msg_bytes", func(r *Row) cell { return integer(r.MsgBytes) }},
+			{"bytes_total", func(r *Row) cell { return integer(r.BytesTotal) }},
+			{"bw_effective", func(r *Row) cell { return num(r.BWEffective) }},
+			// Extras, beyond the plan.
+			{"t_iter_mean_max", func(r *Row) cell { return num(r.TIterMeanMax) }},
+		},
+		avgMax("t_comm_window", func(r *Row) AvgMax { return r.TCommWindow }),
+		[]column{
+			{"polls_to_complete_mean", func(r *Row) cell { return num(r.PollsToCompleteMean) }},
+			{"t_pure_comm_mean", func(r *Row) cell { return num(r.TPureCommMean) }},
+			{"osu_overlap_pct", func(r *Row) cell { return num(r.OSUOverlapPct) }},
+			{"imb_nbc_overlap_pct", func(r *Row) cell { return num(r.IMBNBCOverlapPct) }},
+			{"smb_availability_pct", func(r *Row) cell { return num(r.SMBAvailabilityPct) }},
+		},
+	)
+}
 
 func concat(parts ...[]column) []column {
 	var out []column

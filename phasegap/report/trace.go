@@ -167,20 +167,34 @@ func (ew *eventWriter) event(e event) {
 	}
 }
 
-// runConfig is the run configuration the trace carries.
+// traceEnv names the parameters the trace files with the environment
+// summary, not the run configuration.
+func traceEnv() []string { return []string{"progress", "omp_schedule", "omp_chunk"} }
+
+// runConfig is the run configuration the trace carries: B and the
+// parameters of the run's results (params.Fields) but traceEnv's.
 func runConfig(c Config, d Derived) map[string]any {
-	return map[string]any{"P": c.Ranks, "T": c.Threads, "N": c.N, "H": c.Halo,
-		"kernel": c.Kernel, "radius": c.Radius, "timesteps": c.Timesteps, "B": d.B,
-		"flops_per_point": c.FlopsPerPoint, "bytes_per_point": c.BytesPerPoint,
-		"mode": c.Mode, "poll_every": c.PollEvery, "iters": c.Iters, "warmup": c.Warmup}
+	p := c.Params()
+	_, fs := resultFields(traceEnv()...)
+	m := map[string]any{"B": d.B}
+	for _, f := range fs {
+		m[f.Col()] = f.Value(&p)
+	}
+	return m
 }
 
-// envSummary is the MPI/OpenMP environment summary the trace carries.
+// envSummary is the MPI/OpenMP environment summary the trace carries,
+// with traceEnv's parameters.
 func envSummary(c Config) map[string]any {
-	return map[string]any{"mpi_impl": c.MPIImpl, "mpi_version": c.MPIVersion,
+	p := c.Params()
+	m := map[string]any{"mpi_impl": c.MPIImpl, "mpi_version": c.MPIVersion,
 		"mpi_thread_requested": c.MPIThreadRequested, "mpi_thread_provided": c.MPIThreadProvided,
-		"progress": c.Progress, "transport": c.Transport, "impairment": c.Impairment,
+		"transport": c.Transport, "impairment": c.Impairment,
 		"omp_num_threads": ompNumThreads(c), "omp_proc_bind": c.OMPBind,
-		"omp_places": c.OMPPlaces, "omp_schedule": c.OMPSchedule, "omp_chunk": c.OMPChunk,
-		"platform": c.Platform, "hostname": c.Hostname}
+		"omp_places": c.OMPPlaces, "platform": c.Platform, "hostname": c.Hostname}
+	fs, _ := resultFields(traceEnv()...)
+	for _, f := range fs {
+		m[f.Col()] = f.Value(&p)
+	}
+	return m
 }

@@ -1,0 +1,66 @@
+package report
+
+import (
+	"slices"
+
+	"github.com/chronosync/chronosync/phasegap/params"
+)
+
+// Params returns the benchmark parameters c carries, for the outputs
+// that loop over params.Fields: results.csv, the trace's metadata and a
+// sweep's records take each parameter's name and value from the table.
+// PureComm and BindCPUs, which Config does not carry, are zero.
+func (c Config) Params() params.Params {
+	return params.Params{
+		Settings: params.Settings{
+			Mode: c.Mode, Threads: c.Threads, N: c.N, Halo: c.Halo, Kernel: c.Kernel,
+			Radius: c.Radius, Timesteps: c.Timesteps, Flops: c.FlopsPerPoint, Bytes: c.BytesPerPoint,
+			Iters: c.Iters, Warmup: c.Warmup, PollEvery: c.PollEvery,
+			Schedule: c.OMPSchedule, Chunk: c.OMPChunk, Progress: c.Progress,
+		},
+		Ranks: c.Ranks, Check: c.Check, CheckEvery: c.CheckEvery,
+		PoisonGhost: c.PoisonGhost, Sync: c.Sync,
+	}
+}
+
+// resultFields returns the fields a run's results carry (those a sweep
+// varies, params.Field.Sweep), in the table's order, split in two: those
+// keys names, in the table's order, and the others. The outputs place
+// the first among their own columns and the others, the parameters they
+// do not name, together: a parameter added to the table joins them.
+func resultFields(keys ...string) (named, others []params.Field) {
+	for _, f := range params.Fields() {
+		switch {
+		case !f.Sweep:
+		case slices.Contains(keys, f.Key):
+			named = append(named, f)
+		default:
+			others = append(others, f)
+		}
+	}
+	return named, others
+}
+
+// paramColumns returns the CSV columns of fs, in their order.
+func paramColumns(fs []params.Field) []column {
+	out := make([]column, len(fs))
+	for i, f := range fs {
+		out[i] = column{f.Col(), func(r *Row) cell {
+			p := r.Config.Params()
+			if f.Int != nil {
+				return integer(int64(*f.Int(&p)))
+			}
+			return str(*f.Str(&p))
+		}}
+	}
+	return out
+}
+
+// splitAfter splits fs after the field of key (all of fs when none is).
+func splitAfter(fs []params.Field, key string) (head, tail []params.Field) {
+	i := slices.IndexFunc(fs, func(f params.Field) bool { return f.Key == key })
+	if i < 0 {
+		return fs, nil
+	}
+	return fs[:i+1], fs[i+1:]
+}
