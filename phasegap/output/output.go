@@ -121,7 +121,8 @@ func Write(dir string, r Run) error {
 	}
 	for _, rk := range r.Ranks {
 		if err := write(FileXPlane(rk.Rank), func(w io.Writer) error {
-			b, err := proto.Marshal(report.RankXSpace(c, rk))
+			// Deterministic: the same run writes the same bytes (map fields).
+			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(report.RankXSpace(c, rk))
 			if err != nil {
 				return err
 			}
