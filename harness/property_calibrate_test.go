@@ -204,7 +204,12 @@ func TestPropertyCalibration(t *testing.T) {
 
 // genStepScenario is genTraceScenario's traced run on 3–6 nodes with one
 // clock step: 2–20ms forward or back, on any node (the reference, node 0,
-// included), at any time of the windows the workload runs in.
+// included), at any time of the windows the workload runs in but the
+// 10 ms on either side of where they meet (2 s). A step there may fall
+// after a window's last probe and before its end: no probe of that window
+// saw it, and its record is off by the step at its very end (the next
+// round finds the step at its start, docs/sync-protocol.md "Steps at a
+// window's edge"); the replays under testdata/known pin that boundary.
 func genStepScenario(t *rapid.T) string {
 	yml := genTraceScenario(t)
 	n := 0
@@ -213,8 +218,12 @@ func genStepScenario(t *rapid.T) string {
 	if rapid.Bool().Draw(t, "backward") {
 		size = -size
 	}
+	at := rapid.IntRange(1050, 2930).Draw(t, "step_at_ms")
+	if at >= 1990 {
+		at += 20 // not within 10 ms of where the windows meet
+	}
 	return yml + fmt.Sprintf("faults:\n  - {at: %dms, kind: clock_step, node: %d, by: %dus}\n",
-		rapid.IntRange(1050, 2950).Draw(t, "step_at_ms"), rapid.IntRange(0, n-1).Draw(t, "step_node"), size)
+		at, rapid.IntRange(0, n-1).Draw(t, "step_node"), size)
 }
 
 // TestPropertySteps: whatever the step (genStepScenario), the combined
