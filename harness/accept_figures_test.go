@@ -23,6 +23,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronosync/chronosync/harness/pingrun"
+	"github.com/chronosync/chronosync/harness/syncrun"
+
 	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/analysis/stats"
@@ -81,7 +84,7 @@ type stepFigures struct {
 	By   time.Duration
 	// TrueAt is the node's clock reading when it stepped.
 	TrueAt float64
-	Trace  TraceSummary
+	Trace  syncrun.TraceSummary
 	// Recorded are the steps offsets.jsonl records on the stepped node.
 	Recorded []offsets.Step
 	// Within3 of Points node-round errors lie within 3 of their σ.
@@ -421,7 +424,7 @@ drifts in ppm to three significant digits.
 
 // syncTable is a sync run's accuracy: what it exported, then every
 // estimator on the same probe stream.
-func syncTable(sy *SyncSummary) string {
+func syncTable(sy *syncrun.SyncSummary) string {
 	var b strings.Builder
 	b.WriteString("| estimator | p50 | p95 | p99 | max | drift p99 (ppm) | drift max (ppm) | converged at |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
@@ -487,7 +490,7 @@ func calibrationTable(runs []libraryFigures) string {
 }
 
 // traceTable is a traced run's happens-before checks and alignment errors.
-func traceTable(tr *TraceSummary) string {
+func traceTable(tr *syncrun.TraceSummary) string {
 	var b strings.Builder
 	b.WriteString("| | violations | overlaps | warnings |\n|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| raw per-node traces | %d | %d | %d |\n", tr.Raw.Violations, tr.Raw.Overlaps, tr.Raw.Warnings)
@@ -549,7 +552,7 @@ func asymTable(asym []asymFigures) string {
 }
 
 // pingTable is a ping run's round trips and offset errors.
-func pingTable(pg *PingSummary) string {
+func pingTable(pg *pingrun.Summary) string {
 	var b strings.Builder
 	b.WriteString("| | p50 | p95 | p99 | max |\n|---|---|---|---|---|\n")
 	for _, s := range []struct {

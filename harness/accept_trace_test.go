@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/chronosync/chronosync/harness/syncrun"
 )
 
 // traceSigmaBound is how many of its reported 1σ uncertainties an aligned
@@ -41,8 +43,8 @@ func acceptTrain4(t *testing.T, res *Result, dir string) {
 	if tr.ErrorSigmas.Max > traceSigmaBound {
 		t.Errorf("an aligned event lies %.2f reported σ from its true start; want ≤ %d", tr.ErrorSigmas.Max, traceSigmaBound)
 	}
-	for _, f := range []string{"node0.xplane.pb", "node3.snapshots.pb", FileCombined, "combined.trace.json.gz",
-		"combined.perfetto-trace", "combined.metadata.json", "combined.validate.json", FileRawValidate} {
+	for _, f := range []string{"node0.xplane.pb", "node3.snapshots.pb", syncrun.FileCombined, "combined.trace.json.gz",
+		"combined.perfetto-trace", "combined.metadata.json", "combined.validate.json", syncrun.FileRawValidate} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("run directory: %v", err)
 		}

@@ -324,7 +324,7 @@ func judgeTrust(cs *conditions, s *Summary) {
 		}
 	}
 	if t := s.Trace; t != nil && t.AlignedEvents > 0 {
-		cs.check("aligned events beyond 3 reported σ", 1-t.within(), bound, "share",
+		cs.check("aligned events beyond 3 reported σ", 1-t.Within(), bound, "share",
 			fmt.Sprintf("%s events of the combined trace against their tracer readings' true times, worst %.1f σ (%.0f ns)",
 				Count(int64(t.AlignedEvents)), t.ErrorSigmas.Max, t.ErrorNS.Max))
 	}

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chronosync/chronosync/harness/pingrun"
+	"github.com/chronosync/chronosync/harness/syncrun"
+
 	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/analysis/stats"
 )
@@ -76,13 +79,13 @@ func TestJudgeTrust(t *testing.T) {
 		status string
 		want   string // in the printed status
 	}{
-		{"calibrated", Summary{Sync: &SyncSummary{Calibration: cal(1)}}, StatusOK, ""},
-		{"at the target", Summary{Sync: &SyncSummary{Calibration: cal(0.99)}}, StatusOK, ""},
-		{"not calibrated", Summary{Sync: &SyncSummary{Calibration: cal(22.0 / 24)}}, StatusDegraded,
+		{"calibrated", Summary{Sync: &syncrun.SyncSummary{Calibration: cal(1)}}, StatusOK, ""},
+		{"at the target", Summary{Sync: &syncrun.SyncSummary{Calibration: cal(0.99)}}, StatusOK, ""},
+		{"not calibrated", Summary{Sync: &syncrun.SyncSummary{Calibration: cal(22.0 / 24)}}, StatusDegraded,
 			"warning: node-round errors beyond 3 reported σ 8.3 % > 1.0 % (24 points against the injected clocks, worst 4.1 σ (13.0 ns off at σ 3.2 ns)"},
-		{"no truth", Summary{Sync: &SyncSummary{}}, StatusOK, ""},
-		{"ping within", Summary{Ping: &PingSummary{RTT: stats.Summary{N: 100}, WithinBound: 1}}, StatusOK, ""},
-		{"ping beyond", Summary{Ping: &PingSummary{RTT: stats.Summary{N: 100}, WithinBound: 0.95}}, StatusDegraded,
+		{"no truth", Summary{Sync: &syncrun.SyncSummary{}}, StatusOK, ""},
+		{"ping within", Summary{Ping: &pingrun.Summary{RTT: stats.Summary{N: 100}, WithinBound: 1}}, StatusOK, ""},
+		{"ping beyond", Summary{Ping: &pingrun.Summary{RTT: stats.Summary{N: 100}, WithinBound: 0.95}}, StatusDegraded,
 			"warning: ping errors beyond half the round trip 5.0 % > 1.0 % (100 exchanges"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/harness/syncrun"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/world"
@@ -33,24 +34,23 @@ protocol: {kind: sync, mode: rounds, estimator: svm, cadence: 5ms, window: 1s}
 // tamperedProtocol is sc's sync protocol whose node's report of round
 // gets pairs_count -5 on its first edge, as a faulty or hostile node
 // would send it; *done counts the reports changed.
-func tamperedProtocol(t *testing.T, sc *scenario.Scenario, node world.NodeID, round uint64, done *int) *syncProtocol {
+func tamperedProtocol(t *testing.T, sc *scenario.Scenario, node world.NodeID, round uint64, done *int) protocol {
 	t.Helper()
 	r, err := sc.Resolve(sc.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := newSyncProtocol(sc, r)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
-	p.tamper = func(n world.NodeID, d *syncpb.NodeWindowData) {
+	p, err := syncrun.NewTampered(sc, r, func(n world.NodeID, d *syncpb.NodeWindowData) {
 		if n == node && d.RoundId == round && len(d.Edges) > 0 {
 			mu.Lock()
 			defer mu.Unlock()
 			d.Edges[0].PairsCount = -5
 			*done++
 		}
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return p
 }

@@ -3,101 +3,38 @@ package harness
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime/debug"
-	"strings"
-	"time"
 
 	"github.com/chronosync/chronosync/analysis/combine"
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/scenario"
 )
 
-// FileFailure is written into the run directory of a run that failed.
-const FileFailure = "failure.txt"
+// FileFailure is written into the run directory of a run that failed
+// (engine.FileFailure).
+const FileFailure = engine.FileFailure
 
-// The phases of a run, as a Failure names them.
+// The phases of a run, as a Failure names them (engine.Phase*).
 const (
-	phaseSetup       = "during setup"
-	phaseSimulation  = "during the simulation"
-	phaseRealRun     = "during the run"
-	phaseRecord      = "during output recording (offsets, traces, combine)"
-	phaseCheckpoints = "during the world's own records (checkpoints, timestamp counters)"
-	phaseSummary     = "during summary"
-	phaseManifest    = "during manifest writing"
+	phaseSetup       = engine.PhaseSetup
+	phaseSimulation  = engine.PhaseSimulation
+	phaseRealRun     = engine.PhaseRealRun
+	phaseRecord      = engine.PhaseRecord
+	phaseCheckpoints = engine.PhaseCheckpoints
+	phaseSummary     = engine.PhaseSummary
+	phaseManifest    = engine.PhaseManifest
 )
 
-// Failure is a run that stopped because something panicked: the world,
-// protocol code, or the harness recording the run's outputs. Its run
-// directory keeps the logs up to the failure.
-type Failure struct {
-	// Phase says where the run was: "during the simulation", "during
-	// output recording (offsets, traces, combine)", "during summary", ...
-	Phase   string
-	Backend string        // "sim" or "real"
-	Virtual time.Duration // time of the failure: virtual, or since a real run's start
-	Events  uint64        // events logged before it (simulator only)
-	Panic   string
-	Stack   string
-	// Also is a further error (or panic) in recording the run's outputs
-	// after the failure, if any.
-	Also string
-	Dir  string // the run directory, once moved into place
-	// Reproduce is the command line that reproduces it.
-	Reproduce string
-}
+// Failure is a run that stopped because something panicked
+// (engine.Failure): the world, protocol code, or the harness recording the
+// run's outputs. Its run directory keeps the logs up to the failure.
+type Failure = engine.Failure
 
-func (f *Failure) Error() string {
-	msg := fmt.Sprintf("run failed %s %s: panic: %s", f.Phase, f.when(false), f.Panic)
-	if f.Also != "" {
-		msg += "\n  also: " + f.Also
-	}
-	if f.Dir != "" {
-		logs := "logs and event log"
-		if f.Backend == "real" {
-			logs = "logs"
-		}
-		msg += fmt.Sprintf("\n  %s up to the failure: %s (see %s)", logs, f.Dir, FileFailure)
-	}
-	return msg + "\n  reproduce with: " + f.Reproduce
-}
+// tracker follows a run through its phases (engine.Tracker); the root
+// adds how a panic is recorded.
+type tracker struct{ *engine.Tracker }
 
-// when says at what time of the run the failure happened.
-func (f *Failure) when(exact bool) string {
-	if f.Backend == "real" {
-		return fmt.Sprintf("%v into the run", f.Virtual)
-	}
-	if exact {
-		return fmt.Sprintf("at virtual time %v (%d ns) after %d events", f.Virtual, int64(f.Virtual), f.Events)
-	}
-	return fmt.Sprintf("at virtual time %v after %d events", f.Virtual, f.Events)
-}
-
-// tracker follows a run through its phases, so that a panic can say where
-// and when it happened.
-type tracker struct {
-	phase   string
-	backend string
-	// clock returns the world's time and event count, once there is a
-	// world.
-	clock func() (time.Duration, uint64)
-}
-
-func newTracker(backend string) *tracker {
-	if backend == "" {
-		backend = "sim"
-	}
-	return &tracker{phase: phaseSetup, backend: backend}
-}
-
-// failure describes a panic with value v in the current phase.
-func (t *tracker) failure(v any, stack []byte) *Failure {
-	f := &Failure{Phase: t.phase, Backend: t.backend, Panic: fmt.Sprint(v), Stack: string(stack)}
-	if t.clock != nil {
-		f.Virtual, f.Events = t.clock()
-	}
-	return f
-}
+func newTracker(backend string) *tracker { return &tracker{engine.NewTracker(backend)} }
 
 // catch, deferred by runIn, turns a panic anywhere in the run into a
 // *Failure recorded in dir, so that the run directory is kept and moved
@@ -107,7 +44,7 @@ func (t *tracker) catch(err *error, dir string, sc *scenario.Scenario, opts Opti
 	if v == nil {
 		return
 	}
-	ferr := fail(dir, sc, opts, t.failure(v, debug.Stack()))
+	ferr := fail(dir, sc, opts, t.Failure(v, debug.Stack()))
 	if *err != nil {
 		ferr = errors.Join(ferr, *err)
 	}
@@ -118,64 +55,19 @@ func (t *tracker) catch(err *error, dir string, sc *scenario.Scenario, opts Opti
 // world's and the protocol's flush), then f in dir. An error or a panic
 // in record is noted in f.Also rather than put in f's place.
 func failAfter(dir string, sc *scenario.Scenario, opts Options, f *Failure, record func() error) error {
-	if err := guarded(record); err != nil {
+	if err := engine.Guarded(record); err != nil {
 		f.Also = "record outputs after the failure: " + err.Error()
 	}
 	return fail(dir, sc, opts, f)
 }
 
-// guarded runs f, turning a panic into an error.
-func guarded(f func() error) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("panic: %v", v)
-		}
-	}()
-	return f()
-}
-
-// reproduce is the command line that runs sc again as it failed.
-func reproduce(sc *scenario.Scenario, opts Options) string {
-	file := opts.ScenarioFile
-	if file == "" {
-		file = "SCENARIO"
-	}
-	if opts.Backend == "real" {
-		return fmt.Sprintf("chronosync run %s --seed %d --backend real", file, sc.Seed)
-	}
-	return fmt.Sprintf("chronosync run %s --seed %d --trace-events events.txt", file, sc.Seed)
-}
-
-// fail records a failed run's failure.txt in dir and returns the error.
-// Paths in the panic and its stack that name dir, a staging directory,
-// are rewritten to opts.Out, where the run directory will be.
+// fail records a failed run's failure.txt in dir and returns the error
+// (engine.RecordFailure).
 func fail(dir string, sc *scenario.Scenario, opts Options, err error) error {
-	var f *Failure
-	if !errors.As(err, &f) {
-		return err
-	}
-	if opts.Out != "" && opts.Out != dir {
-		for _, s := range []*string{&f.Panic, &f.Stack, &f.Also} {
-			*s = strings.ReplaceAll(*s, dir, opts.Out)
-		}
-	}
-	f.Reproduce = reproduce(sc, opts)
-	text := fmt.Sprintf("scenario %s seed %d backend %s\nfailed %s %s\npanic: %s\n",
-		sc.Name, sc.Seed, f.Backend, f.Phase, f.when(true), f.Panic)
-	if f.Also != "" {
-		text += "also: " + f.Also + "\n"
-	}
-	text += "reproduce with: " + f.Reproduce + "\n"
-	if f.Backend == "real" {
-		text += "(the real backend is not deterministic: a rerun may not fail the same way)\n"
-	}
-	if f.Stack != "" {
-		text += "\n" + f.Stack
-	}
-	if werr := os.WriteFile(filepath.Join(dir, FileFailure), []byte(text), 0o644); werr != nil {
-		return errors.Join(err, fmt.Errorf("write %s: %w", FileFailure, werr))
-	}
-	return err
+	return engine.RecordFailure(dir, engine.FailedRun{
+		Scenario: sc.Name, Seed: sc.Seed, Out: opts.Out,
+		Reproduce: engine.Reproduce(opts.ScenarioFile, sc.Seed, opts.Backend),
+	}, err)
 }
 
 // recordFailed is the error of recording a run's outputs: a panic in a
@@ -187,6 +79,6 @@ func recordFailed(dir string, sc *scenario.Scenario, opts Options, tr *tracker, 
 	if !errors.As(err, &pe) {
 		return fmt.Errorf("record outputs: %w", err)
 	}
-	f := tr.failure(fmt.Sprintf("%s: %v", pe.What, pe.Value), pe.Stack)
+	f := tr.Failure(fmt.Sprintf("%s: %v", pe.What, pe.Value), pe.Stack)
 	return fail(dir, sc, opts, f)
 }

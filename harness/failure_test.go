@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronosync/chronosync/harness/pingrun"
+	"github.com/chronosync/chronosync/harness/syncrun"
+
 	"github.com/chronosync/chronosync/analysis/combine"
 	"github.com/chronosync/chronosync/analysis/validate"
 	"github.com/chronosync/chronosync/harness/engine"
@@ -25,7 +28,7 @@ import (
 // faulty is a ping protocol that panics in one of its methods, or whose
 // finish returns an error.
 type faulty struct {
-	pingProtocol
+	*pingrun.Adapter
 	panicIn   string // "attach", "program", "finish", "summarize", "program+finish" or ""
 	finishErr error
 	dir       string // the (staging) directory it attached in
@@ -35,7 +38,7 @@ type faulty struct {
 }
 
 func newFaulty(panicIn string) *faulty {
-	return &faulty{pingProtocol: pingProtocol{cfg: ping.Config{Interval: 20 * time.Millisecond, Payload: 64}}, panicIn: panicIn,
+	return &faulty{Adapter: testPing(), panicIn: panicIn,
 		panicNode: 1, panicAt: 700 * time.Millisecond}
 }
 
@@ -44,11 +47,11 @@ func (p *faulty) Attach(w truth, dir string) error {
 		panic("attach bug")
 	}
 	p.dir = dir
-	return p.pingProtocol.Attach(w, dir)
+	return p.Adapter.Attach(w, dir)
 }
 
 func (p *faulty) Program(id world.NodeID) world.Program {
-	inner := p.pingProtocol.Program(id)
+	inner := p.Adapter.Program(id)
 	return world.ProgramFunc(func(env world.Env) error {
 		if strings.HasPrefix(p.panicIn, "program") && id == p.panicNode {
 			env.AfterFunc(p.panicAt, func() { panic("program bug") })
@@ -72,7 +75,17 @@ func (p *faulty) Summarize(s engine.Sections) {
 	if p.panicIn == "summarize" {
 		panic("summarize bug")
 	}
-	p.pingProtocol.Summarize(s)
+	p.Adapter.Summarize(s)
+}
+
+// testPing is the ping adapter of the tests' protocols: a ping every
+// 20ms, of 64 bytes.
+func testPing() *pingrun.Adapter {
+	a, err := pingrun.NewAdapter(ping.Config{Interval: 20 * time.Millisecond, Payload: 64})
+	if err != nil {
+		panic(err)
+	}
+	return a
 }
 
 // stagingLeft lists the staging directories of out left in its parent.
@@ -257,7 +270,7 @@ func TestRunNamesFinalPaths(t *testing.T) {
 	if files < 10 {
 		t.Fatalf("%d files in the run directory, want a traced run's", files)
 	}
-	for _, name := range []string{FileRawValidate, "combined.validate.json"} {
+	for _, name := range []string{syncrun.FileRawValidate, "combined.validate.json"} {
 		var rep validate.Report
 		if err := json.Unmarshal(read(t, filepath.Join(out, name)), &rep); err != nil {
 			t.Fatal(err)

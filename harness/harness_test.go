@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chronosync/chronosync/ping"
+	"github.com/chronosync/chronosync/harness/pingrun"
+
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/world"
 )
@@ -227,10 +228,10 @@ func TestRunNeverReplacesOtherDirectories(t *testing.T) {
 
 // panicking is a protocol whose node 1 panics at its first timer after
 // 700ms.
-type panicking struct{ pingProtocol }
+type panicking struct{ *pingrun.Adapter }
 
 func (p *panicking) Program(id world.NodeID) world.Program {
-	inner := p.pingProtocol.Program(id)
+	inner := p.Adapter.Program(id)
 	return world.ProgramFunc(func(env world.Env) error {
 		if id == 1 {
 			env.AfterFunc(700*time.Millisecond, func() { panic("protocol bug") })
@@ -242,7 +243,7 @@ func (p *panicking) Program(id world.NodeID) world.Program {
 func TestFailureKeepsLogsAndSaysHowToReproduce(t *testing.T) {
 	sc := parse(t, small)
 	out := filepath.Join(t.TempDir(), "run")
-	p := &panicking{pingProtocol{cfg: ping.Config{Interval: 20 * time.Millisecond, Payload: 64}}}
+	p := &panicking{testPing()}
 	_, err := Run(sc, Options{Out: out, ScenarioFile: "small.yaml", protocol: p})
 	var f *Failure
 	if !errors.As(err, &f) {

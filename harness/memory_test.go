@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chronosync/chronosync/harness/simbackend"
 )
 
 // TestRunTooLarge: a simulated run whose world would not fit the memory
@@ -14,7 +16,7 @@ import (
 func TestRunTooLarge(t *testing.T) {
 	sc := parse(t, small)
 	parent := t.TempDir()
-	need := simMemory(sc)
+	need := simbackend.Memory(sc)
 	_, err := Run(sc, Options{Out: filepath.Join(parent, "run"), memAvailable: func() (int64, error) { return need - 1, nil }})
 	if err == nil || !strings.Contains(err.Error(), "too large for this machine") || !strings.Contains(err.Error(), "(MemAvailable)") {
 		t.Fatalf("err = %v, want a refusal naming the memory needed and available", err)

@@ -107,7 +107,7 @@ protocol: {kind: sync, cadence: 1ms, window: 500ms, rounds: 4}
 		t.Fatal(err)
 	}
 	for _, r := range res {
-		errs, _ := groundtruth.Errors(r.offsets, truth, 0)
+		errs, _ := groundtruth.Errors(r.Offsets(), truth, 0)
 		if len(errs) == 0 {
 			t.Fatalf("%s: nothing solved", r.Estimator)
 		}

@@ -4,10 +4,11 @@ package harness
 
 import (
 	"fmt"
-	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chronosync/chronosync/analysis/groundtruth"
 
 	"pgregory.net/rapid"
 
@@ -92,9 +93,9 @@ func TestKnownTraceDraws(t *testing.T) {
 			}
 			tr := res.Summary.Trace
 			t.Logf("|aligned − true start| max %.0f ns, %.2f reported σ", tr.ErrorNS.Max, tr.ErrorSigmas.Max)
-			if tr.Combined.Violations != 0 || tr.AlignedEvents != tr.Events || tr.ErrorSigmas.Max > traceSigmaBound || tr.within() < groundtruth.Target {
+			if tr.Combined.Violations != 0 || tr.AlignedEvents != tr.Events || tr.ErrorSigmas.Max > traceSigmaBound || tr.Within() < groundtruth.Target {
 				t.Errorf("%d violations, %d of %d events aligned, an event %.2f reported σ off, %.1f %% within 3σ; want 0, all, ≤ %d σ, ≥ %.0f %%",
-					tr.Combined.Violations, tr.AlignedEvents, tr.Events, tr.ErrorSigmas.Max, 100*tr.within(), traceSigmaBound, 100*groundtruth.Target)
+					tr.Combined.Violations, tr.AlignedEvents, tr.Events, tr.ErrorSigmas.Max, 100*tr.Within(), traceSigmaBound, 100*groundtruth.Target)
 			}
 		})
 	}

@@ -62,7 +62,7 @@ type realBackend struct {
 // newRealBackend builds the real world for sc: it refuses what the real
 // backend cannot honour, then builds the namespaces and links (or joins
 // the cluster of opts.Cluster).
-func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, proto protocol, log *bufio.Writer, tr *tracker) (_ backend, err error) {
+func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, proto protocol, log *bufio.Writer, tr *tracker) (_ *realBackend, err error) {
 	if err := realRefusals(sc, r); err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, p
 	fmt.Fprintf(log, "real backend: %s\n", b.need)
 	defer func() {
 		if err != nil {
-			b.close()
+			b.Close()
 		}
 	}()
 	// The nodes' loops and the shaper log from their own goroutines.
@@ -122,23 +122,34 @@ func newRealBackend(sc *scenario.Scenario, r *scenario.Resolved, opts Options, p
 		return nil, fmt.Errorf("build real world for %s: %w", sc.Name, err)
 	}
 	start := time.Now()
-	tr.clock = func() (time.Duration, uint64) { return time.Since(start), 0 }
+	tr.Clock = func() (time.Duration, uint64) { return time.Since(start), 0 }
 	return b, nil
+}
+
+// newReal builds the real backend as the root drives it, judged by its
+// own conditions (conditions_real.go).
+func newReal(sc *scenario.Scenario, r *scenario.Resolved, opts Options, proto protocol, log *bufio.Writer, tr *tracker) (backend, error) {
+	b, err := newRealBackend(sc, r, opts, proto, log, tr)
+	if err != nil {
+		return backend{}, err
+	}
+	return backend{b, b.judge}, nil
 }
 
 // Backend names the real backend.
 func (b *realBackend) Backend() string { return "real" }
 
-// realWorld implements realWorldBackend: Options.OnStats hands the world
-// to a node's host services, which read its counters.
-func (b *realBackend) realWorld() *real.World { return b.World }
+// RealWorld implements engine.RealWorlder: Options.OnStats hands the
+// world to a node's host services, which read its counters.
+func (b *realBackend) RealWorld() *real.World { return b.World }
 
-func (b *realBackend) artifacts() []Artifact { return nil }
+// Artifacts: none besides those every run has.
+func (b *realBackend) Artifacts() []Artifact { return nil }
 
-// run starts the nodes' loops and stops them when the scenario's duration
+// Run starts the nodes' loops and stops them when the scenario's duration
 // has passed, ctx is done (SIGINT) or a callback panicked; then it stops
 // the shaper, whose counters are final from then on.
-func (b *realBackend) run(ctx context.Context, bar *progress, _ func(time.Duration)) (*Failure, time.Duration, error) {
+func (b *realBackend) Run(ctx context.Context, bar *engine.Progress, _ func(time.Duration)) (*Failure, time.Duration, error) {
 	start := time.Now()
 	b.load = hostload.Take()
 	runErr := b.Start(b.program)
@@ -186,7 +197,7 @@ func (b *realBackend) run(ctx context.Context, bar *progress, _ func(time.Durati
 	b.phases.Stop = b.wall - b.phases.Start - b.phases.Run
 	b.reading = b.load.Since()
 	if panicked != nil {
-		return &Failure{Phase: phaseRealRun, Backend: "real", Virtual: at, Panic: panicked.Error(), Stack: real.PanicStack(panicked)}, b.wall, nil
+		return &Failure{Phase: engine.PhaseRealRun, Backend: "real", Virtual: at, Panic: panicked.Error(), Stack: real.PanicStack(panicked)}, b.wall, nil
 	}
 	return nil, b.wall, runErr
 }
@@ -200,13 +211,13 @@ type RealPhases struct {
 	Stop  time.Duration `json:"stop_ns"`
 }
 
-// flush returns the shaper's error on stopping, if any: the loops wrote
+// Flush returns the shaper's error on stopping, if any: the loops wrote
 // nothing of their own.
-func (b *realBackend) flush() error { return b.stopErr }
+func (b *realBackend) Flush() error { return b.stopErr }
 
-// network returns the shaper's link counters and the drops of the nodes'
+// Network returns the shaper's link counters and the drops of the nodes'
 // own sockets.
-func (b *realBackend) network() NetworkStats {
+func (b *realBackend) Network() NetworkStats {
 	if b.net == nil {
 		return NetworkStats{Dropped: worldDrops(b.World)}
 	}
@@ -237,13 +248,13 @@ func worldDrops(w *real.World) map[string]uint64 {
 	return out
 }
 
-// record puts the real run's own figures into the summary: its length in
+// Record puts the real run's own figures into the summary: its length in
 // wall-clock time, the timestamp sources, the topology and the shaper's
 // lateness.
-func (b *realBackend) record(_ string, _ *Manifest, s *Summary) error {
-	s.Virtual = b.phases.Run.Seconds()
+func (b *realBackend) Record(_ string, _ *Manifest, virtual *float64, s engine.Sections) error {
+	*virtual = b.phases.Run.Seconds()
 	ts := b.Stats()
-	s.Real = &RealSummary{
+	rs := &RealSummary{
 		Topology: "cluster", Impairment: "none",
 		Timestamps:      ts,
 		TimestampSource: ts.Source(),
@@ -253,15 +264,16 @@ func (b *realBackend) record(_ string, _ *Manifest, s *Summary) error {
 		Authenticated:   b.Authenticated(),
 	}
 	if b.net != nil {
-		s.Real.Topology, s.Real.Impairment = string(b.net.lab.Kind()), b.net.impairment
-		s.Real.ReleaseLateP99NS = b.net.lateP99()
+		rs.Topology, rs.Impairment = string(b.net.lab.Kind()), b.net.impairment
+		rs.ReleaseLateP99NS = b.net.lateP99()
 	}
+	s.Put(rs)
 	return nil
 }
 
-// close removes the namespaces (stopping the shaper if the run did not)
+// Close removes the namespaces (stopping the shaper if the run did not)
 // and closes the ROCm clock.
-func (b *realBackend) close() error {
+func (b *realBackend) Close() error {
 	var errs []error
 	if b.net != nil {
 		if err := b.net.Close(); err != nil {
@@ -277,14 +289,14 @@ func (b *realBackend) close() error {
 // waitReal waits for the run's end (ctx), a callback's panic
 // (real.World.Failure) or the workload's end (end closed; ended is then
 // true), updating the progress bar.
-func waitReal(ctx context.Context, w *real.World, bar *progress, end <-chan struct{}) (ended bool) {
+func waitReal(ctx context.Context, w *real.World, bar *engine.Progress, end <-chan struct{}) (ended bool) {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
 		if w.Failure() != nil {
 			return false
 		}
-		bar.set(w.Now())
+		bar.Set(w.Now())
 		select {
 		case <-ctx.Done():
 			return false
@@ -463,7 +475,7 @@ func (n *Network) stats(w *real.World) NetworkStats {
 	}
 	var partitioned, down uint64
 	for _, st := range n.shaper.Stats() {
-		out.add(st.Stats)
+		out.Add(st.Stats)
 		partitioned += st.Partitioned
 		down += st.LinkDown
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/estimate"
+	"github.com/chronosync/chronosync/harness/simbackend"
+	"github.com/chronosync/chronosync/harness/syncrun"
 	"github.com/chronosync/chronosync/rounds"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/rounds/wire"
@@ -104,7 +106,7 @@ func TestSyncOnlineMatchesOffline(t *testing.T) {
 			if len(est) != 1 || est[0].Estimator != string(k) || est[0].Rounds != 4 || est[0].Solved != 4 || len(est[0].Files) != 0 {
 				t.Fatalf("Estimate returned %+v; want one %s result of 4 solved rounds and no files", est, k)
 			}
-			offline := est[0].offsets
+			offline := est[0].Offsets()
 			if len(offline) != len(online) {
 				t.Fatalf("offline re-estimate has %d records, online %d", len(offline), len(online))
 			}
@@ -122,12 +124,12 @@ func TestSyncOnlineMatchesOffline(t *testing.T) {
 			// The edges too: rounds.jsonl's per-edge fits and residuals are
 			// what an offline solve of the same probes gives.
 			edges, _ := rtRounds(t, dir)
-			blocks, _, err := readProbes(filepath.Join(dir, FileProbes))
+			blocks, _, err := syncrun.ReadProbes(filepath.Join(dir, FileProbes))
 			if err != nil {
 				t.Fatal(err)
 			}
 			r, _ := sc.Resolve(sc.Seed)
-			cfg := syncConfig(sc, r)
+			cfg := syncrun.Config(sc, r)
 			nodes := make([]int, len(cfg.Nodes))
 			for i, n := range cfg.Nodes {
 				nodes[i] = int(n)
@@ -343,9 +345,9 @@ protocol:
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := simConfig(sc.Seed, res)
+	cfg := simbackend.Config(sc.Seed, res)
 	cfg.Nodes = append(cfg.Nodes, sim.NodeConfig{})
-	rcfg := syncConfig(sc, res)
+	rcfg := syncrun.Config(sc, res)
 	rcfg.Participants = []world.NodeID{0, 1, 2}
 	if !slices.Equal(rcfg.Nodes, rcfg.Participants) {
 		t.Fatalf("probe graph nodes %v; want 0-2 only", rcfg.Nodes)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/chronosync/chronosync/auth"
 	"github.com/chronosync/chronosync/harness/engine"
+	"github.com/chronosync/chronosync/harness/simbackend"
 	"github.com/chronosync/chronosync/probe/probelog"
 	"github.com/chronosync/chronosync/report"
 	"github.com/chronosync/chronosync/rounds"
@@ -64,7 +65,7 @@ type Options struct {
 	Cluster *ClusterNode
 	// RotateBytes is the size of offsets.jsonl at which a run until
 	// stopped (duration 0) rotates its offsets.jsonl and rounds.jsonl
-	// (offsets.Rotate); 0 is offsets.DefaultRotateBytes. See runfiles.go.
+	// (offsets.Rotate); 0 is offsets.DefaultRotateBytes. See harness/syncrun/runfiles.go.
 	RotateBytes int64
 	// Key, if not nil, seals every datagram and stream frame of a real run
 	// with the cluster's shared key (package auth); a cluster node takes
@@ -161,7 +162,7 @@ func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 		return runUntilStopped(&run, out, opts)
 	}
 	if opts.Backend != "real" {
-		if err := checkMemory(&run, opts.memAvailable); err != nil {
+		if err := simbackend.CheckMemory(&run, opts.memAvailable); err != nil {
 			return nil, err
 		}
 	}
@@ -208,7 +209,7 @@ func Run(sc *scenario.Scenario, opts Options) (*Result, error) {
 // (SIGINT, SIGTERM): on the real backend only, the sync protocol only. It
 // writes into out in place from the start (a long-running node's files
 // must be there as it goes), holding out's lock the whole time, and
-// continues what a previous incarnation left there (see runfiles.go). out
+// continues what a previous incarnation left there (see harness/syncrun/runfiles.go). out
 // must be absent, empty, or a run directory of this rank (checkOwner).
 func runUntilStopped(sc *scenario.Scenario, out string, opts Options) (*Result, error) {
 	switch {
@@ -311,29 +312,24 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 	}
 
 	if opts.inPlace {
-		sp, ok := proto.(*syncProtocol)
+		ip, ok := proto.(engine.InPlacer)
 		if !ok {
 			return nil, fmt.Errorf("run %s until stopped: the %T protocol cannot run in place", sc.Name, proto)
 		}
-		sp.inPlace, sp.rotateBytes, sp.runLog = true, opts.RotateBytes, logFile // an *os.File: one write(2) a line, safe beside the nodes' logging
+		ip.RunInPlace(opts.RotateBytes, logFile) // an *os.File: one write(2) a line, safe beside the nodes' logging
 	}
 	if lt, ok := proto.(engine.LateTimers); ok && opts.Backend == "real" {
 		lt.TimersFireLate()
 	}
-	switch sp := proto.(type) {
-	case *syncProtocol:
-		sp.onModel, sp.onRound = opts.OnModel, opts.OnRound
-		sp.onWindow, sp.onStats = opts.OnWindow, opts.OnStats
-	case *tracedProtocol:
-		sp.onModel, sp.onRound = opts.OnModel, opts.OnRound
-		sp.onWindow, sp.onStats = opts.OnWindow, opts.OnStats
+	if h, ok := proto.(engine.Hooked); ok {
+		h.SetHooks(engine.Hooks{OnModel: opts.OnModel, OnRound: opts.OnRound, OnWindow: opts.OnWindow, OnStats: opts.OnStats})
 	}
 	b, err := newBackend(sc, resolved, dir, opts, proto, logBuf, tr)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		if cerr := b.close(); cerr != nil && err == nil {
+		if cerr := b.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("run %s on the %s backend: %w", sc.Name, b.Backend(), cerr)
 		}
 	}()
@@ -343,11 +339,8 @@ func runIn(sc *scenario.Scenario, dir string, opts Options) (_ *Result, err erro
 // newResult is a finished run's result.
 func newResult(m Manifest, sum Summary, wall time.Duration, proto protocol) *Result {
 	res := &Result{Manifest: m, Summary: sum, Wall: wall}
-	switch sp := proto.(type) {
-	case *syncProtocol:
-		res.Estimates = sp.graphcalc
-	case *tracedProtocol:
-		res.Estimates = sp.graphcalc
+	if e, ok := proto.(engine.Estimator[EstimateResult]); ok {
+		res.Estimates = e.Estimates()
 	}
 	return res
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/scenario"
 )
 
@@ -61,29 +60,4 @@ func TestRunUntilStoppedRefusals(t *testing.T) {
 	if _, err := scenario.Parse("t.yaml", []byte("name: t\nduration: 0s\nnodes: 2\n")); err == nil {
 		t.Error("scenario.Parse took duration 0")
 	}
-}
-
-// TestOpenRunFilesOtherRun: a run until stopped does not continue the run
-// files of another run (another run_id) in its --out.
-func TestOpenRunFilesOtherRun(t *testing.T) {
-	dir := t.TempDir()
-	meta := func(id, file string) offsets.Meta {
-		return offsetsMeta(offsets.Meta{RunID: id, Estimator: "svm", Mode: offsets.ModeRounds}, file)
-	}
-	rf, _, err := openRunFiles(dir, meta("a", "offsets"), meta("a", "rounds"), true, 0, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rf.close(); err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = openRunFiles(dir, meta("b", "offsets"), meta("b", "rounds"), true, 0, os.Stderr)
-	if err == nil || !strings.Contains(err.Error(), `is of run_id "a"`) {
-		t.Errorf("continuing run a's files as run b: %v", err)
-	}
-	rf, _, err = openRunFiles(dir, meta("a", "offsets"), meta("a", "rounds"), true, 0, os.Stderr)
-	if err != nil {
-		t.Fatalf("continuing run a's files as run a: %v", err)
-	}
-	rf.close()
 }

@@ -3,6 +3,8 @@ package harness
 import (
 	"testing"
 
+	"github.com/chronosync/chronosync/harness/pingrun"
+
 	"github.com/chronosync/chronosync/harness/phasegaprun"
 )
 
@@ -10,7 +12,7 @@ import (
 // summary has no field of panics.
 func TestSummaryPut(t *testing.T) {
 	var s Summary
-	pg, p := &phasegaprun.Summary{Ranks: 3}, &PingSummary{Sent: 2}
+	pg, p := &phasegaprun.Summary{Ranks: 3}, &pingrun.Summary{Sent: 2}
 	s.Put(pg)
 	s.Put(p)
 	if s.Phasegap != pg || s.Ping != p || s.Sync != nil || s.Trace != nil {
@@ -32,7 +34,7 @@ func TestJudgeSections(t *testing.T) {
 		s    Summary
 		want []string
 	}{
-		{"no phasegap", Summary{Ping: &PingSummary{}}, nil},
+		{"no phasegap", Summary{Ping: &pingrun.Summary{}}, nil},
 		{"phasegap finished", Summary{Phasegap: &phasegaprun.Summary{Ranks: 2, Finished: 2}}, []string{"phasegap ranks that did not finish"}},
 		{"phasegap with ignored links", Summary{Phasegap: &phasegaprun.Summary{Ranks: 2, Finished: 1, Ignored: []string{"jitter"}}},
 			[]string{"phasegap ranks that did not finish", "link settings the simulator's streams ignore"}},

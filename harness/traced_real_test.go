@@ -61,7 +61,7 @@ func TestRealTraced(t *testing.T) {
 	if tr.Combined.Violations != 0 || tr.AlignedEvents != tr.Events {
 		t.Errorf("combined: %+v, %d of %d events aligned; want no violation and every event aligned", tr.Combined, tr.AlignedEvents, tr.Events)
 	}
-	if share := tr.within(); share < groundtruth.Target && !degradedFor(res.Summary, "aligned events beyond 3 reported σ") {
+	if share := tr.Within(); share < groundtruth.Target && !degradedFor(res.Summary, "aligned events beyond 3 reported σ") {
 		t.Errorf("%.1f %% of the aligned events within 3σ, and the run did not say so (status %q)", 100*share, res.Summary.Status)
 	}
 }

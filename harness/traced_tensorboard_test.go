@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chronosync/chronosync/analysis/combine"
+	"github.com/chronosync/chronosync/harness/syncrun"
 )
 
 // TestTracedTensorBoard: a traced run lays each combined XSpace out for
@@ -17,8 +18,8 @@ func TestTracedTensorBoard(t *testing.T) {
 	yml := strings.Replace(traced3, "  snapshot_period: 1s\n", "  snapshot_period: 1s\n  kineto: true\n", 1)
 	dir := filepath.Join(t.TempDir(), "run")
 	runOnce(t, parse(t, yml), Options{Out: dir, NoEventLog: true})
-	logdir := filepath.Join(dir, DirTensorBoard)
-	for _, file := range []string{FileCombined, FileCombinedKineto} {
+	logdir := filepath.Join(dir, syncrun.DirTensorBoard)
+	for _, file := range []string{syncrun.FileCombined, syncrun.FileCombinedKineto} {
 		tb := combine.TensorBoardPath(logdir, combine.OutputBase(file), combine.DefaultTensorBoardHost)
 		if !bytes.Equal(read(t, tb), read(t, filepath.Join(dir, file))) {
 			t.Errorf("%s differs from %s", tb, file)

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"math"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -14,9 +13,15 @@ import (
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/analysis/validate"
+	"github.com/chronosync/chronosync/harness/syncrun"
 	"github.com/chronosync/chronosync/trace/kineto"
-	"github.com/chronosync/chronosync/trace/xplanepb"
-	"github.com/chronosync/chronosync/workload/training"
+)
+
+// A traced run's names that the adapter keeps to itself (harness/syncrun):
+// each node's Kineto trace, and the argument that carries an event's id.
+const (
+	fileNodeKineto = "node%d.pt.trace.json.gz"
+	statEventID    = "chronosync_event_id"
 )
 
 // TestTracedKineto runs traced3 with kineto: true twice and once without:
@@ -46,7 +51,7 @@ func TestTracedKineto(t *testing.T) {
 	if k.Events != 3*5*24+3*5*8 || k.Flows != 3*5*12 || k.AlignedEvents != k.Events || !k.SnapshotCorrected {
 		t.Errorf("%d events, %d flows, %d aligned, snapshot corrected %v; want 480, 180, all, true", k.Events, k.Flows, k.AlignedEvents, k.SnapshotCorrected)
 	}
-	if k.within() < groundtruth.Target || k.ErrorSigmas.Max > 6 {
+	if k.Within() < groundtruth.Target || k.ErrorSigmas.Max > 6 {
 		t.Errorf("%d of %d events within 3σ, worst %.2fσ; want ≥ %.0f %%, ≤ 6σ", k.Within3Sigma, k.AlignedEvents, k.ErrorSigmas.Max, 100*groundtruth.Target)
 	}
 	xs, pxs := *res.Summary.Trace, *plain.Summary.Trace
@@ -79,18 +84,18 @@ func TestTracedKineto(t *testing.T) {
 		t.Errorf("%d collectives; want 20", len(seqs))
 	}
 	staging := []byte("." + filepath.Base(dirs[0]) + ".tmp-")
-	for _, f := range []string{FileRawKinetoValidate, "combined-kineto.metadata.json", "combined-kineto.validate.json"} {
+	for _, f := range []string{syncrun.FileRawKinetoValidate, "combined-kineto.metadata.json", "combined-kineto.validate.json"} {
 		if bytes.Contains(read(t, filepath.Join(dirs[0], f)), staging) {
 			t.Errorf("%s names the staging directory", f)
 		}
 	}
 	var rep validate.Report
-	if err := json.Unmarshal(read(t, filepath.Join(dirs[0], FileRawKinetoValidate)), &rep); err != nil {
+	if err := json.Unmarshal(read(t, filepath.Join(dirs[0], syncrun.FileRawKinetoValidate)), &rep); err != nil {
 		t.Fatal(err)
 	}
 	for i, n := range rep.Nodes {
 		if want := fmt.Sprintf(fileNodeKineto, i); n.Source != want {
-			t.Errorf("%s: node %d's source %q, want %q", FileRawKinetoValidate, n.ID, n.Source, want)
+			t.Errorf("%s: node %d's source %q, want %q", syncrun.FileRawKinetoValidate, n.ID, n.Source, want)
 		}
 	}
 }
@@ -162,76 +167,4 @@ func flowID(e kineto.Event) string {
 	}
 	_ = json.Unmarshal(e.Raw, &v)
 	return v.ID.String()
-}
-
-// TestLaunchSlots checks the layout of a step's launches against the
-// workload's: compute kernels spread evenly before the collectives.
-func TestLaunchSlots(t *testing.T) {
-	for _, tc := range []struct {
-		c, k int
-		want []int
-	}{
-		{3, 4, []int{-1, 0, -1, 1, -1, -1, 2}},
-		{3, 0, []int{0, 1, 2}},
-		{2, 4, []int{-1, -1, 0, -1, -1, 1}},
-	} {
-		if got := launchSlots(training.Config{CollectivesPerStep: tc.c, ComputePerStep: tc.k}); !slices.Equal(got, tc.want) {
-			t.Errorf("%d collectives, %d compute: %v; want %v", tc.c, tc.k, got, tc.want)
-		}
-	}
-}
-
-// TestStatInt: an event id stat is read whether int64 (a Kineto arg) or
-// uint64 (the harness's XSpace).
-func TestStatInt(t *testing.T) {
-	for _, tc := range []struct {
-		st   *xplanepb.XStat
-		want int64
-		ok   bool
-	}{
-		{&xplanepb.XStat{Value: &xplanepb.XStat_Int64Value{Int64Value: 7}}, 7, true},
-		{&xplanepb.XStat{Value: &xplanepb.XStat_Uint64Value{Uint64Value: 7}}, 7, true},
-		{&xplanepb.XStat{Value: &xplanepb.XStat_Uint64Value{Uint64Value: math.MaxUint64}}, 0, false},
-		{&xplanepb.XStat{Value: &xplanepb.XStat_DoubleValue{DoubleValue: 7}}, 0, false},
-		{&xplanepb.XStat{}, 0, false},
-	} {
-		if got, ok := statInt(tc.st); got != tc.want || ok != tc.ok {
-			t.Errorf("statInt(%v) = %d, %v; want %d, %v", tc.st, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
-// TestKinetoGPUConversion: host events keep their host readings, and GPU
-// events are converted by the offset at the node's first event, P = R − R0
-// + S0, whatever the host clock did since.
-func TestKinetoGPUConversion(t *testing.T) {
-	cfg := training.Config{CollectivesPerStep: 1, ComputePerStep: 1, Streams: 2}
-	n := &tracedNode{p: &tracedProtocol{train: cfg, nodes: make([]*tracedNode, 2)}, id: 1, events: []tracedEvent{
-		{ev: training.Event{ID: 1, Plane: training.HostPlane, Name: training.LaunchName, Index: 0, Correlation: 1, StartR: 5000, EndR: 5005}, hostStart: 1000, hostEnd: 1005},
-		{ev: training.Event{ID: 3, Plane: training.HostPlane, Name: training.LaunchName, Index: 1, Correlation: 2, StartR: 5020, EndR: 5025}, hostStart: 1030, hostEnd: 1036},
-		{ev: training.Event{ID: 2, Plane: training.GPUPlane, Line: 0, Name: training.GEMMKernel, Correlation: 1, StartR: 5010, EndR: 5210}},
-		{ev: training.Event{ID: 4, Plane: training.GPUPlane, Line: 1, Name: training.AllReduceKernel, Correlation: 2, StartR: 5030, EndR: 5000}},
-	}}
-	_, evs := n.kinetoEvents()
-	type got struct {
-		cat, name string
-		ts, dur   int64
-	}
-	var gots []got
-	for _, e := range evs {
-		if e.Ph == "X" {
-			gots = append(gots, got{e.Cat, e.Name, e.Ts, e.Dur})
-		}
-	}
-	want := []got{
-		{"cuda_runtime", training.LaunchName, 1000, 5},
-		{"user_annotation", "nccl:all_reduce", 1030, 6},
-		{"cpu_op", "record_param_comms", 1030, 6},
-		{"cuda_runtime", training.LaunchName, 1030, 6},
-		{"kernel", training.GEMMKernel, 1010, 200},    // 5010 − 5000 + 1000
-		{"kernel", training.AllReduceKernel, 1030, 0}, // ended before it started on R
-	}
-	if !slices.Equal(gots, want) {
-		t.Errorf("events %v\nwant %v", gots, want)
-	}
 }

@@ -10,29 +10,49 @@ import (
 // and reads what it needs (a costs file) before the run starts.
 type New func(sc *scenario.Scenario, r *scenario.Resolved) (Protocol, error)
 
-// Registry finds an adapter by kind. It is read by key only: the order in
+// Key is what a registry finds an adapter by: the scenario's workload
+// kind and protocol kind. A key with an empty field matches any kind
+// there (Lookup): a workload adapter that runs whatever protocol the
+// scenario names ({Workload: "phasegap"}), a protocol adapter for any
+// workload ({Protocol: "ping"}).
+type Key struct {
+	Workload string
+	Protocol string
+}
+
+// Registry finds an adapter by Key. It is read by key only: the order in
 // which adapters were registered decides nothing.
 type Registry struct {
-	byKind map[string]New
+	byKey map[Key]New
 }
 
 // NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{byKind: map[string]New{}} }
+func NewRegistry() *Registry { return &Registry{byKey: map[Key]New{}} }
 
-// Register adds the adapter of kind; a kind registered twice is a
-// programming error and panics.
-func (r *Registry) Register(kind string, n New) {
-	if kind == "" || n == nil {
-		panic(fmt.Sprintf("engine: register %q: empty kind or nil constructor", kind))
+// Register adds the adapter of k; a key registered twice, or one with
+// neither kind, is a programming error and panics.
+func (r *Registry) Register(k Key, n New) {
+	if k == (Key{}) || n == nil {
+		panic(fmt.Sprintf("engine: register %+v: empty key or nil constructor", k))
 	}
-	if _, ok := r.byKind[kind]; ok {
-		panic(fmt.Sprintf("engine: adapter %q registered twice", kind))
+	if _, ok := r.byKey[k]; ok {
+		panic(fmt.Sprintf("engine: adapter %+v registered twice", k))
 	}
-	r.byKind[kind] = n
+	r.byKey[k] = n
 }
 
-// Lookup returns the adapter of kind, ok false if none is registered.
-func (r *Registry) Lookup(kind string) (New, bool) {
-	n, ok := r.byKind[kind]
-	return n, ok
+// Lookup returns the adapter of a scenario of workload kind workload and
+// protocol kind protocol, ok false if none is registered: the adapter of
+// both kinds if there is one, else the workload's (any protocol), else
+// the protocol's (any workload).
+func (r *Registry) Lookup(workload, protocol string) (New, bool) {
+	for _, k := range [...]Key{{workload, protocol}, {Workload: workload}, {Protocol: protocol}} {
+		if k.Workload == "" && k.Protocol == "" {
+			continue
+		}
+		if n, ok := r.byKey[k]; ok {
+			return n, true
+		}
+	}
+	return nil, false
 }

@@ -16,43 +16,67 @@ func newFails(msg string) New {
 	return func(*scenario.Scenario, *scenario.Resolved) (Protocol, error) { return nil, errNew(msg) }
 }
 
-// TestRegistry: a kind finds its own constructor whatever the order of
-// registration, an unknown kind none.
+// TestRegistry: a scenario finds the adapter of both its kinds, else its
+// workload's, else its protocol's, whatever the order of registration;
+// a scenario of no registered kind finds none.
 func TestRegistry(t *testing.T) {
-	for _, order := range [][]string{{"a", "b"}, {"b", "a"}} {
+	keys := map[string]Key{
+		"phasegap":      {Workload: "phasegap"},
+		"ping":          {Protocol: "ping"},
+		"sync":          {Protocol: "sync"},
+		"training+sync": {Workload: "training", Protocol: "sync"},
+	}
+	for _, order := range [][]string{
+		{"phasegap", "ping", "sync", "training+sync"},
+		{"training+sync", "sync", "ping", "phasegap"},
+	} {
 		r := NewRegistry()
-		for _, k := range order {
-			r.Register(k, newFails(k))
+		for _, name := range order {
+			r.Register(keys[name], newFails(name))
 		}
 		for _, tc := range []struct {
-			kind string
-			ok   bool
-		}{{"a", true}, {"b", true}, {"c", false}, {"", false}} {
-			n, ok := r.Lookup(tc.kind)
-			if ok != tc.ok {
-				t.Fatalf("order %v: Lookup(%q) ok %v, want %v", order, tc.kind, ok, tc.ok)
+			workload, protocol string
+			want               string // "" for none
+		}{
+			{"phasegap", "none", "phasegap"},
+			{"phasegap", "sync", "phasegap"},
+			{"", "ping", "ping"},
+			{"training", "ping", "ping"},
+			{"", "sync", "sync"},
+			{"snapshots", "sync", "sync"},
+			{"training", "sync", "training+sync"},
+			{"", "none", ""},
+			{"training", "", ""},
+			{"", "", ""},
+		} {
+			n, ok := r.Lookup(tc.workload, tc.protocol)
+			if ok != (tc.want != "") {
+				t.Fatalf("order %v: Lookup(%q, %q) ok %v, want %q", order, tc.workload, tc.protocol, ok, tc.want)
 			}
 			if !ok {
 				continue
 			}
 			var got errNew
-			if _, err := n(nil, nil); !errors.As(err, &got) || string(got) != tc.kind {
-				t.Errorf("order %v: Lookup(%q) gave the constructor of %v", order, tc.kind, err)
+			if _, err := n(nil, nil); !errors.As(err, &got) || string(got) != tc.want {
+				t.Errorf("order %v: Lookup(%q, %q) gave the constructor of %v, want %s", order, tc.workload, tc.protocol, err, tc.want)
 			}
 		}
 	}
 }
 
-// TestRegisterPanics: a kind registered twice, an empty kind and a nil
+// TestRegisterPanics: a key registered twice, an empty key and a nil
 // constructor are programming errors.
 func TestRegisterPanics(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		reg  func(r *Registry)
 	}{
-		{"twice", func(r *Registry) { r.Register("a", newFails("a")); r.Register("a", newFails("a")) }},
-		{"empty kind", func(r *Registry) { r.Register("", newFails("a")) }},
-		{"nil constructor", func(r *Registry) { r.Register("a", nil) }},
+		{"twice", func(r *Registry) {
+			r.Register(Key{Protocol: "a"}, newFails("a"))
+			r.Register(Key{Protocol: "a"}, newFails("a"))
+		}},
+		{"empty key", func(r *Registry) { r.Register(Key{}, newFails("a")) }},
+		{"nil constructor", func(r *Registry) { r.Register(Key{Workload: "a"}, nil) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {

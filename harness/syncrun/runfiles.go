@@ -1,4 +1,4 @@
-package harness
+package syncrun
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/probe/probelog"
 )
 
@@ -244,7 +245,7 @@ func addProbes(s *ProbeSummary, b ProbeSummary) {
 func startIncarnation(dir string, rep offsets.Repaired) (int, error) {
 	path := filepath.Join(dir, FileIncarnations)
 	n := 1
-	if b, err := readHead(path); err == nil {
+	if b, err := engine.ReadHead(path); err == nil {
 		for _, c := range b {
 			if c == '\n' {
 				n++
@@ -263,7 +264,7 @@ func startIncarnation(dir string, rep offsets.Repaired) (int, error) {
 			}
 		}
 	}
-	inc := Incarnation{Incarnation: n, PID: os.Getpid(), Started: time.Now().UTC().Format(time.RFC3339Nano), Version: Version(),
+	inc := Incarnation{Incarnation: n, PID: os.Getpid(), Started: time.Now().UTC().Format(time.RFC3339Nano), Version: engine.Version(),
 		LastRound: rep.LastRound, OffsetsCut: rep.OffsetsCut, RoundsCut: rep.RoundsCut}
 	if rep.Cut() || rep.Rotation > 0 {
 		inc.Repair = rep.String()

@@ -1,4 +1,4 @@
-package harness
+package syncrun
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/estimate"
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/probe/probelog"
 	"github.com/chronosync/chronosync/rounds"
@@ -52,11 +53,15 @@ type EstimateResult struct {
 	offsets   []offsets.Offset
 }
 
+// Offsets are the clock models the estimator's offline run exported, as
+// offsets.jsonl's records.
+func (r *EstimateResult) Offsets() []offsets.Offset { return r.offsets }
+
 // Estimate re-runs estimators and GraphCalc offline over the probe stream a
 // run recorded (probes.bin), with the protocol settings of its
 // scenario.yaml, and measures them against truth.jsonl when the run has one.
 func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
-	sc, err := scenario.LoadUntilStopped(filepath.Join(dir, FileScenario)) // a node run until stopped has duration 0
+	sc, err := scenario.LoadUntilStopped(filepath.Join(dir, engine.FileScenario)) // a node run until stopped has duration 0
 	if err != nil {
 		return nil, err
 	}
@@ -67,8 +72,8 @@ func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := syncConfig(sc, res)
-	blocks, meta, err := readProbes(filepath.Join(dir, FileProbes))
+	cfg := Config(sc, res)
+	blocks, meta, err := ReadProbes(filepath.Join(dir, FileProbes))
 	if err != nil {
 		return nil, fmt.Errorf("estimate %s: %w", dir, err)
 	}
@@ -80,7 +85,7 @@ func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
 	var results []EstimateResult
 	if len(o.Ranks) > 0 {
 		for _, rd := range o.Ranks {
-			b, m, err := readProbes(filepath.Join(rd, FileProbes))
+			b, m, err := ReadProbes(filepath.Join(rd, FileProbes))
 			if err != nil {
 				return nil, fmt.Errorf("estimate: rank %s: %w", rd, err)
 			}
@@ -184,8 +189,8 @@ func writeEstimate(dir, runID string, cfg rounds.Config, k estimate.Kind, r Esti
 	return []string{path}, w.Close()
 }
 
-// readProbes reads a whole probe stream.
-func readProbes(path string) ([]probelog.Block, probelog.Meta, error) {
+// ReadProbes reads a whole probe stream (probes.bin).
+func ReadProbes(path string) ([]probelog.Block, probelog.Meta, error) {
 	f, err := infile.Open(path, infile.ProbeLog)
 	if err != nil {
 		return nil, probelog.Meta{}, err

@@ -1,12 +1,12 @@
-package harness
+package simbackend
 
 import (
 	"github.com/chronosync/chronosync/scenario"
 	"github.com/chronosync/chronosync/sim"
 )
 
-// simConfig turns a resolved scenario into the simulator's configuration.
-func simConfig(seed uint64, r *scenario.Resolved) sim.Config {
+// Config turns a resolved scenario into the simulator's configuration.
+func Config(seed uint64, r *scenario.Resolved) sim.Config {
 	cfg := sim.Config{Seed: seed, DefaultLink: r.DefaultLink}
 	for _, n := range r.Nodes {
 		cfg.Nodes = append(cfg.Nodes, sim.NodeConfig{Clock: n.Clock, Tracer: n.Tracer})
@@ -15,12 +15,13 @@ func simConfig(seed uint64, r *scenario.Resolved) sim.Config {
 		cfg.Links = append(cfg.Links, sim.LinkConfig{From: e.From, To: e.To, Params: e.Link})
 	}
 	for _, f := range r.Faults {
-		cfg.Faults = append(cfg.Faults, simFault(f))
+		cfg.Faults = append(cfg.Faults, fault(f))
 	}
 	return cfg
 }
 
-func simFault(f scenario.Fault) sim.Fault {
+// fault is a scenario's fault as the simulator schedules it.
+func fault(f scenario.Fault) sim.Fault {
 	out := sim.Fault{
 		At:         f.At,
 		Kind:       sim.FaultKind(f.Kind),

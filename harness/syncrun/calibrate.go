@@ -1,4 +1,4 @@
-package harness
+package syncrun
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/scenario"
 )
 
@@ -28,7 +29,7 @@ type CalibrationResult struct {
 // and node, or a round with fewer records than rounds.jsonl says were
 // solved is an error, not a calibration of what is left.
 func Calibrate(dir string) (*CalibrationResult, error) {
-	sc, err := scenario.LoadUntilStopped(filepath.Join(dir, FileScenario)) // a node run until stopped has duration 0
+	sc, err := scenario.LoadUntilStopped(filepath.Join(dir, engine.FileScenario)) // a node run until stopped has duration 0
 	if err != nil {
 		return nil, fmt.Errorf("calibrate %s: %w", dir, err)
 	}

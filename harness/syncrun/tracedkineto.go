@@ -1,4 +1,4 @@
-package harness
+package syncrun
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/chronosync/chronosync/analysis/combine"
 	"github.com/chronosync/chronosync/analysis/validate"
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/trace/kineto"
 	"github.com/chronosync/chronosync/trace/xspace"
 	"github.com/chronosync/chronosync/workload/training"
@@ -72,19 +73,19 @@ const kinetoSnapshots = true
 const kinetoHostPID = 1000
 
 // kinetoArtifacts lists the files of the Kineto path.
-func (p *tracedProtocol) kinetoArtifacts() []Artifact {
-	var a []Artifact
+func (p *tracedProtocol) kinetoArtifacts() []engine.Artifact {
+	var a []engine.Artifact
 	for i := range p.nodes {
-		a = append(a, Artifact{Name: fmt.Sprintf(fileNodeKineto, i), What: fmt.Sprintf("node %d's trace as the PyTorch profiler (Kineto) writes it, on its host clock", i)})
+		a = append(a, engine.Artifact{Name: fmt.Sprintf(fileNodeKineto, i), What: fmt.Sprintf("node %d's trace as the PyTorch profiler (Kineto) writes it, on its host clock", i)})
 	}
 	return append(a,
-		Artifact{Name: FileRawKinetoValidate, What: "collective happens-before check of the raw Kineto traces"},
-		Artifact{Name: FileCombinedKineto, What: "the Kineto traces on the global timeline (XSpace)"},
-		Artifact{Name: "combined-kineto.trace.json.gz", What: "the combined Kineto traces as Chrome trace events, for Perfetto"},
-		Artifact{Name: "combined-kineto.perfetto-trace", What: "the combined Kineto traces in Perfetto's native protobuf format"},
-		Artifact{Name: "combined-kineto.metadata.json", What: "per node of the Kineto path: offset windows, corrections, uncertainty"},
-		Artifact{Name: "combined-kineto.validate.json", What: "collective happens-before check of the combined Kineto traces"},
-		Artifact{Name: "combined-kineto.kineto/", What: "every node's Kineto trace on the global timeline, in PyTorch's format"})
+		engine.Artifact{Name: FileRawKinetoValidate, What: "collective happens-before check of the raw Kineto traces"},
+		engine.Artifact{Name: FileCombinedKineto, What: "the Kineto traces on the global timeline (XSpace)"},
+		engine.Artifact{Name: "combined-kineto.trace.json.gz", What: "the combined Kineto traces as Chrome trace events, for Perfetto"},
+		engine.Artifact{Name: "combined-kineto.perfetto-trace", What: "the combined Kineto traces in Perfetto's native protobuf format"},
+		engine.Artifact{Name: "combined-kineto.metadata.json", What: "per node of the Kineto path: offset windows, corrections, uncertainty"},
+		engine.Artifact{Name: "combined-kineto.validate.json", What: "collective happens-before check of the combined Kineto traces"},
+		engine.Artifact{Name: "combined-kineto.kineto/", What: "every node's Kineto trace on the global timeline, in PyTorch's format"})
 }
 
 // recordKineto checks the nodes' Kineto traces (written beside xs, the

@@ -1,4 +1,4 @@
-package harness
+package syncrun
 
 import (
 	"fmt"
@@ -229,7 +229,7 @@ func (p *syncProtocol) Summarize(s engine.Sections) {
 	}
 	out.Control.EndToStart, out.Control.GatherWait = stats.Summarize(ends), stats.Summarize(waits)
 	out.Control.SequenceSkew, out.Control.MessageBytes = stats.Summarize(skews), stats.Summarize(sizes)
-	blocks, _, err := readProbes(filepath.Join(p.dir, FileProbes))
+	blocks, _, err := ReadProbes(filepath.Join(p.dir, FileProbes))
 	if err != nil {
 		p.fail(err)
 	}

@@ -1,8 +1,9 @@
-package harness
+package simbackend
 
 import (
 	"fmt"
 
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/real/hostload"
 	"github.com/chronosync/chronosync/scenario"
 )
@@ -21,16 +22,16 @@ const (
 	simBytesPerLink = 3 << 10
 )
 
-// simMemory estimates the memory the simulator needs to build sc's world.
-func simMemory(sc *scenario.Scenario) int64 {
+// Memory estimates the memory the simulator needs to build sc's world.
+func Memory(sc *scenario.Scenario) int64 {
 	return int64(sc.Nodes)*simBytesPerNode + sc.EdgeCount()*simBytesPerLink
 }
 
-// checkMemory refuses, before anything is built or written, a simulated
+// CheckMemory refuses, before anything is built or written, a simulated
 // run whose world alone would not fit the memory available (avail: the
 // kernel's MemAvailable, or a test's figure), with both figures. Without
 // a reading it lets the run go.
-func checkMemory(sc *scenario.Scenario, avail func() (int64, error)) error {
+func CheckMemory(sc *scenario.Scenario, avail func() (int64, error)) error {
 	if avail == nil {
 		avail = hostload.MemAvailable
 	}
@@ -38,9 +39,9 @@ func checkMemory(sc *scenario.Scenario, avail func() (int64, error)) error {
 	if err != nil {
 		return nil
 	}
-	if need := simMemory(sc); need > have {
+	if need := Memory(sc); need > have {
 		return fmt.Errorf("run %s: too large for this machine: its world needs about %s (%s nodes and %s links at about %d KiB each), and %s is available (MemAvailable); use fewer nodes or a sparser topology",
-			sc.Name, formatBytes(need), Count(int64(sc.Nodes)), Count(sc.EdgeCount()), simBytesPerLink>>10, formatBytes(have))
+			sc.Name, formatBytes(need), engine.Count(int64(sc.Nodes)), engine.Count(sc.EdgeCount()), simBytesPerLink>>10, formatBytes(have))
 	}
 	return nil
 }

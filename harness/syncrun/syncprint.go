@@ -1,4 +1,4 @@
-package harness
+package syncrun
 
 import (
 	"cmp"
@@ -13,16 +13,17 @@ import (
 
 	"github.com/chronosync/chronosync/analysis/groundtruth"
 	"github.com/chronosync/chronosync/analysis/selfcheck"
+	"github.com/chronosync/chronosync/harness/engine"
 )
 
-// printSync writes a sync run's figures: what it exported, then every
+// Print writes a sync run's figures: what it exported, then est, every
 // estimator on the same probe stream, in one table whose errors share one
 // unit.
-func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
+func (sy *SyncSummary) Print(w io.Writer, est []EstimateResult) {
 	fmt.Fprintf(w, "sync: mode %s, estimator %s, %d rounds, reference node %d\n",
 		sy.Mode, sy.Estimator, sy.Rounds, sy.Reference)
 	pr := sy.Probes
-	fmt.Fprintf(w, "  probes: %s pairs sent (%s probes), %s lost", Count(pr.PairsSent), Count(2*pr.PairsSent), Count(pr.Lost))
+	fmt.Fprintf(w, "  probes: %s pairs sent (%s probes), %s lost", engine.Count(pr.PairsSent), engine.Count(2*pr.PairsSent), engine.Count(pr.Lost))
 	if pr.Lost > 0 {
 		// probe.Prober.Close counts a probe lost when it has no reply
 		// by its window's close.
@@ -32,27 +33,27 @@ func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
 	if len(pr.Rejected) > 0 || pr.Malformed > 0 {
 		fmt.Fprintf(w, "  probe datagrams dropped for their content, or repeated:")
 		if pr.Malformed > 0 {
-			fmt.Fprintf(w, " malformed %s", Count(int64(pr.Malformed)))
+			fmt.Fprintf(w, " malformed %s", engine.Count(int64(pr.Malformed)))
 		}
 		for _, why := range slices.Sorted(maps.Keys(pr.Rejected)) {
-			fmt.Fprintf(w, " %s %s", why, Count(int64(pr.Rejected[why])))
+			fmt.Fprintf(w, " %s %s", why, engine.Count(int64(pr.Rejected[why])))
 		}
 		fmt.Fprintln(w, " (malformed: not a probe; spoofed: from another address than the one probed; implausible: timestamps no exchange can have, from a clock step inside it or a forgery; advert: offset or drift out of bounds; bad_node: no such node; duplicate: a second reply to a probe already answered; replayed: a request answered already, answered again; the last two a datagram duplicated on a link or replayed)")
 	}
 	if pr.T3Kernel+pr.T3User > 0 {
 		fmt.Fprintf(w, "  t3: %s probes from the reply's transmit timestamp, carried in the next reply, %s from the responder's user-space reading: each window's last probe per edge, lost follow-ups, late transmit timestamps\n",
-			Count(pr.T3Kernel), Count(pr.T3User))
+			engine.Count(pr.T3Kernel), engine.Count(pr.T3User))
 	}
 	c := sy.Control
 	if c.EndToStart.N > 0 {
-		u := UnitFor(c.EndToStart.P50, c.GatherWait.P50, c.SequenceSkew.P50)
+		u := engine.UnitFor(c.EndToStart.P50, c.GatherWait.P50, c.SequenceSkew.P50)
 		fmt.Fprintf(w, "  rounds, p50 in %s: ROUND_END→ROUND_START %s, gather wait %s, sequence skew %s; %d retries, %s bytes gathered per round\n",
-			u.Name, u.Format(c.EndToStart.P50), u.Format(c.GatherWait.P50), u.Format(c.SequenceSkew.P50), c.Retries, Count(int64(math.Round(c.MessageBytes.Mean))))
+			u.Name, u.Format(c.EndToStart.P50), u.Format(c.GatherWait.P50), u.Format(c.SequenceSkew.P50), c.Retries, engine.Count(int64(math.Round(c.MessageBytes.Mean))))
 	}
 	if len(c.Refused) > 0 {
 		fmt.Fprintf(w, "  refused by the master:")
 		for _, why := range slices.Sorted(maps.Keys(c.Refused)) {
-			fmt.Fprintf(w, " %s %s", why, Count(int64(c.Refused[why])))
+			fmt.Fprintf(w, " %s %s", why, engine.Count(int64(c.Refused[why])))
 		}
 		fmt.Fprintln(w, " (report: a node's report refused whole, the node missing from its round; edge: one edge of a report dropped; record: a record left out of the run files; see the rounds' warnings and the master's log)")
 	}
@@ -64,7 +65,7 @@ func printSync(w io.Writer, sy *SyncSummary, est []EstimateResult) {
 	}
 	printAccuracy(w, fmt.Sprintf("from round %d", sy.ConvergedFrom), rows)
 	fmt.Fprintf(w, "  from round %d: the scenario's converged_from (earlier rounds are warm-up); converged at: the first round from which every round's worst |offset error| stays under %s\n",
-		sy.ConvergedFrom, strings.Replace(FormatNS(groundtruth.ConvergedBound), ".00 ", " ", 1))
+		sy.ConvergedFrom, strings.Replace(engine.FormatNS(groundtruth.ConvergedBound), ".00 ", " ", 1))
 	PrintCalibration(w, sy.Calibration)
 	PrintSelfCheck(w, sy.SelfCheck)
 	printSteps(w, sy.Steps)
@@ -95,12 +96,12 @@ func printAccuracy(w io.Writer, from string, rows []accuracyRow) {
 			times = append(times, r.graphCalc)
 		}
 	}
-	u, gu := UnitFor(errs...), UnitFor(times...)
+	u, gu := engine.UnitFor(errs...), engine.UnitFor(times...)
 	names := []string{fmt.Sprintf("|offset error| in %s, %s", u.Name, from)}
 	for _, r := range rows {
 		names = append(names, r.name)
 	}
-	names = padRight(names)
+	names = engine.PadRight(names)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s\tp50\tp95\tp99\tmax\tdrift p99 (ppm)\tconverged at\tGraphCalc p50 (%s)\t\n", names[0], gu.Name)
 	for i, r := range rows {
@@ -122,12 +123,12 @@ func printAccuracy(w io.Writer, from string, rows []accuracyRow) {
 	tw.Flush()
 	if len(rows) > 0 && len(rows[0].acc.NoTruth) > 0 {
 		fmt.Fprintf(w, "  no ground truth for node %s: not counted above; each rank of a cluster records its own truth (merge them: chronosync estimate MASTER_DIR RANK_DIR...)\n",
-			joinInts(rows[0].acc.NoTruth))
+			JoinInts(rows[0].acc.NoTruth))
 	}
 }
 
-// joinInts writes v as "1, 2 and 3".
-func joinInts(v []int) string {
+// JoinInts writes v as "1, 2 and 3".
+func JoinInts(v []int) string {
 	s := make([]string, len(v))
 	for i, x := range v {
 		s[i] = strconv.Itoa(x)
@@ -168,11 +169,11 @@ func PrintSelfCheck(w io.Writer, s *selfcheck.Summary) {
 		return
 	}
 	fmt.Fprintf(w, "  self-check (no ground truth): %s of %s predictions within 3σ (%.1f %%), worst %.2f σ",
-		Count(s.Within3Sigma), Count(s.Predictions), 100*s.Share(), s.MaxSigma)
+		engine.Count(s.Within3Sigma), engine.Count(s.Predictions), 100*s.Share(), s.MaxSigma)
 	if s.Fails() {
 		fmt.Fprint(w, ": FAILS, the σ this run reports understate its errors")
 		if len(s.Failing) > 0 {
-			fmt.Fprintf(w, " on node %s", joinInts(s.Failing))
+			fmt.Fprintf(w, " on node %s", JoinInts(s.Failing))
 		}
 	}
 	fmt.Fprintln(w)
@@ -196,12 +197,12 @@ func PrintSelfCheck(w io.Writer, s *selfcheck.Summary) {
 // uncertainty.
 func printSteps(w io.Writer, steps []StepSeen) {
 	for _, s := range steps {
-		size := FormatNS(s.SizeNS)
+		size := engine.FormatNS(s.SizeNS)
 		if s.SizeNS > 0 {
 			size = "+" + size
 		}
 		fmt.Fprintf(w, "  clock step: node %d by %s (± %s) at %.6f s on its clock (± %s), round %d\n",
-			s.Node, size, FormatNS(s.SizeUncertaintyNS), float64(s.AtNS)/1e9, FormatNS(s.AtUncertaintyNS), s.Round)
+			s.Node, size, engine.FormatNS(s.SizeUncertaintyNS), float64(s.AtNS)/1e9, engine.FormatNS(s.AtUncertaintyNS), s.Round)
 	}
 }
 
@@ -213,7 +214,7 @@ func PrintCalibration(w io.Writer, c *groundtruth.Calibration) {
 		return
 	}
 	fmt.Fprintf(w, "  reported σ: %s of %s node-round errors within 3σ (%.1f %%), worst %.2f σ",
-		Count(int64(math.Round(c.Within3*float64(c.Points)))), Count(int64(c.Points)), 100*c.Within3, c.Sigmas.Max)
+		engine.Count(int64(math.Round(c.Within3*float64(c.Points)))), engine.Count(int64(c.Points)), 100*c.Within3, c.Sigmas.Max)
 	if !c.Calibrated() {
 		fmt.Fprintf(w, ": NOT CALIBRATED, want ≥ %.0f %%: the σ this run reports understate its errors", 100*groundtruth.Target)
 	}

@@ -1,4 +1,4 @@
-package harness
+package engine
 
 import (
 	"strings"
@@ -46,11 +46,11 @@ func TestProgressLines(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			p := newProgressLines(&b, "r", tc.total)
+			p := NewProgressLines(&b, "r", tc.total)
 			for _, s := range tc.sets {
-				p.set(s)
+				p.Set(s)
 			}
-			p.done()
+			p.Done()
 			var got []string
 			if b.Len() > 0 {
 				got = strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -60,7 +60,7 @@ func TestProgressLines(t *testing.T) {
 			}
 		})
 	}
-	if p := newProgressLines(nil, "r", time.Second); p.lines != nil {
+	if p := NewProgressLines(nil, "r", time.Second); p.lines != nil {
 		t.Error("a nil writer prints")
 	}
 }

@@ -1,4 +1,4 @@
-package harness
+package engine
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 )
 
-// progress shows how far a run has come in virtual time: a bar on a
+// Progress shows how far a run has come in virtual time: a bar on a
 // terminal, or a line at each tenth of the run where the output is not one
 // (a log file, CI). A nil writer gives a progress that shows nothing. The
 // lines depend on virtual time only, never on the OS clock, so that the
 // same run prints the same lines.
-type progress struct {
+type Progress struct {
 	p     *mpb.Progress
 	bar   *mpb.Bar
 	total time.Duration
@@ -25,28 +25,31 @@ type progress struct {
 	next  int64
 }
 
-// newProgressLines returns a progress that writes "NAME: 30 % (27s of 1m30s
+// NewProgressLines returns a progress that writes "NAME: 30 % (27s of 1m30s
 // simulated)" to w at each tenth of total.
-func newProgressLines(w io.Writer, name string, total time.Duration) *progress {
+func NewProgressLines(w io.Writer, name string, total time.Duration) *Progress {
 	if w == nil || total <= 0 {
-		return &progress{}
+		return &Progress{}
 	}
-	return &progress{lines: w, name: name, total: total, next: 1}
+	return &Progress{lines: w, name: name, total: total, next: 1}
 }
 
-func newProgress(w io.Writer, name string, total time.Duration) *progress {
+// NewProgress returns a progress that shows a bar on w, a terminal.
+func NewProgress(w io.Writer, name string, total time.Duration) *Progress {
 	if w == nil || total <= 0 {
-		return &progress{}
+		return &Progress{}
 	}
 	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithAutoRefresh())
 	bar := p.AddBar(int64(total/time.Millisecond),
 		mpb.PrependDecorators(decor.Name(name+" ", decor.WC{C: decor.DindentRight}), decor.Percentage()),
 		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" wall")),
 	)
-	return &progress{p: p, bar: bar, total: total}
+	return &Progress{p: p, bar: bar, total: total}
 }
 
-func (p *progress) set(now time.Duration) {
+// Set shows that the run has reached now (virtual time, or since a real
+// run's start).
+func (p *Progress) Set(now time.Duration) {
 	if p.lines != nil {
 		p.line(now)
 		return
@@ -60,7 +63,7 @@ func (p *progress) set(now time.Duration) {
 }
 
 // line writes the lines of the tenths of the run that now has reached.
-func (p *progress) line(now time.Duration) {
+func (p *Progress) line(now time.Duration) {
 	now = min(now, p.total)
 	for p.next <= 10 && int64(now) >= int64(p.total)/10*p.next {
 		at := p.total / 10 * time.Duration(p.next)
@@ -72,7 +75,9 @@ func (p *progress) line(now time.Duration) {
 	}
 }
 
-func (p *progress) done() {
+// Done ends the progress: a bar is completed, or aborted and kept on
+// screen for a run that ended short.
+func (p *Progress) Done() {
 	if p.bar == nil {
 		return
 	}

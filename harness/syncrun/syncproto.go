@@ -1,4 +1,4 @@
-package harness
+package syncrun
 
 import (
 	"fmt"
@@ -14,6 +14,7 @@ import (
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/estimate"
 	"github.com/chronosync/chronosync/graphcalc"
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/probe/probelog"
 	"github.com/chronosync/chronosync/real"
 	"github.com/chronosync/chronosync/rounds"
@@ -30,9 +31,9 @@ const (
 	FileTruth   = "truth.jsonl"
 )
 
-// syncConfig turns a scenario's sync section into the protocol's
+// Config turns a scenario's sync section into the protocol's
 // configuration.
-func syncConfig(sc *scenario.Scenario, r *scenario.Resolved) rounds.Config {
+func Config(sc *scenario.Scenario, r *scenario.Resolved) rounds.Config {
 	s := sc.Protocol.Sync
 	cfg := rounds.Config{
 		Mode: rounds.Mode(s.Mode),
@@ -74,7 +75,7 @@ type syncProtocol struct {
 	cfg   rounds.Config
 	sc    *scenario.Scenario
 	runID string
-	w     truth
+	w     engine.Truth
 	dir   string
 	boots []uint64
 	nodes []*rounds.Node // every incarnation of every node, in boot order
@@ -145,7 +146,7 @@ type roundFigures struct {
 }
 
 func newSyncProtocol(sc *scenario.Scenario, r *scenario.Resolved) (*syncProtocol, error) {
-	cfg := syncConfig(sc, r)
+	cfg := Config(sc, r)
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
@@ -162,8 +163,8 @@ func (p *syncProtocol) Program(id world.NodeID) world.Program {
 }
 
 // Artifacts lists the sync run's files.
-func (p *syncProtocol) Artifacts() []Artifact {
-	return []Artifact{
+func (p *syncProtocol) Artifacts() []engine.Artifact {
+	return []engine.Artifact{
 		{Name: FileOffsets, What: "per node per round clock model (offset, drift, uncertainty)"},
 		{Name: FileRounds, What: "the master's per-edge view and round figures"},
 		{Name: FileProbes, What: "the probe stream: every answered probe's four timestamps, per edge and window"},
@@ -172,7 +173,7 @@ func (p *syncProtocol) Artifacts() []Artifact {
 }
 
 // Attach opens the run files in dir.
-func (p *syncProtocol) Attach(w truth, dir string) error {
+func (p *syncProtocol) Attach(w engine.Truth, dir string) error {
 	p.w, p.dir = w, dir
 	p.realWorld = realWorldOf(w)
 	timestampFloors(&p.cfg.Estimate, w.Backend())

@@ -1,7 +1,9 @@
-package harness
+package syncrun
 
 import (
-	"github.com/chronosync/chronosync/probe"
+	"io"
+
+	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/probe/probelog"
 	"github.com/chronosync/chronosync/real"
 	"github.com/chronosync/chronosync/rounds"
@@ -10,33 +12,14 @@ import (
 )
 
 // NodeStats are one node's counters after a window it closed, as
-// Options.OnStats gets them: totals since the node's current incarnation
-// started (its prober's and its protocol's) or since the world started
-// (World's getters), not increments.
-type NodeStats struct {
-	// Probes are the node's prober's counters (probe.Prober.Stats): pairs
-	// sent, replies taken and dropped by reason, where t3 came from.
-	Probes probe.Stats
-	// Protocol are the node's protocol counters (rounds.Node.Stats):
-	// models taken, results dropped by reason, unknown messages.
-	Protocol rounds.NodeStats
-	// World is the real backend's world the node runs in, nil in the
-	// simulator: read its counters (metrics.RealStatsOf: timer lateness,
-	// datagrams dropped by reason, timestamp sources) and call nothing
-	// else on it. Its getters are safe from any goroutine.
-	World *real.World
-}
+// Options.OnStats gets them (engine.NodeStats).
+type NodeStats = engine.NodeStats
 
-// realWorldBackend is implemented by the real backend (realrun.go, Linux
-// only): the world its nodes run in.
-type realWorldBackend interface {
-	realWorld() *real.World
-}
-
-// realWorldOf is w's real world, or nil (the simulator).
-func realWorldOf(w truth) *real.World {
-	if rw, ok := w.(realWorldBackend); ok {
-		return rw.realWorld()
+// realWorldOf is w's real world (engine.RealWorlder), or nil (the
+// simulator).
+func realWorldOf(w engine.Truth) *real.World {
+	if rw, ok := w.(engine.RealWorlder); ok {
+		return rw.RealWorld()
 	}
 	return nil
 }
@@ -73,3 +56,25 @@ func (p *syncProtocol) windowHooks(node world.NodeID, blocks []probelog.Block, d
 	}
 	p.onStats(node, st)
 }
+
+// SetHooks takes the run's hooks (engine.Hooked).
+func (p *syncProtocol) SetHooks(h engine.Hooks) {
+	p.onModel, p.onRound = h.OnModel, h.OnRound
+	p.onWindow, p.onStats = h.OnWindow, h.OnStats
+}
+
+// RunInPlace makes the run one until stopped (engine.InPlacer): see
+// runfiles.go.
+func (p *syncProtocol) RunInPlace(rotateBytes int64, runLog io.Writer) {
+	p.inPlace, p.rotateBytes, p.runLog = true, rotateBytes, runLog
+}
+
+// Estimates are the offline estimates with their GraphCalc wall times
+// (engine.Estimator).
+func (p *syncProtocol) Estimates() []EstimateResult { return p.graphcalc }
+
+var (
+	_ engine.Hooked                    = (*syncProtocol)(nil)
+	_ engine.InPlacer                  = (*syncProtocol)(nil)
+	_ engine.Estimator[EstimateResult] = (*syncProtocol)(nil)
+)

@@ -1,4 +1,4 @@
-package harness
+package syncrun
 
 import (
 	"fmt"
@@ -106,27 +106,27 @@ func (p *tracedProtocol) Program(id world.NodeID) world.Program {
 }
 
 // Attach attaches the sync protocol's recorders.
-func (p *tracedProtocol) Attach(w truth, dir string) error {
+func (p *tracedProtocol) Attach(w engine.Truth, dir string) error {
 	return p.syncProtocol.Attach(w, dir)
 }
 
 // Artifacts lists the sync run's files and the traces'.
-func (p *tracedProtocol) Artifacts() []Artifact {
+func (p *tracedProtocol) Artifacts() []engine.Artifact {
 	a := p.syncProtocol.Artifacts()
 	for i := range p.nodes {
 		a = append(a,
-			Artifact{Name: fmt.Sprintf(fileNodeTrace, i), What: fmt.Sprintf("node %d's trace (XSpace) on its tracer clock", i)},
-			Artifact{Name: fmt.Sprintf(fileNodeSnapshot, i), What: fmt.Sprintf("node %d's (host, tracer) snapshot pairs", i)})
+			engine.Artifact{Name: fmt.Sprintf(fileNodeTrace, i), What: fmt.Sprintf("node %d's trace (XSpace) on its tracer clock", i)},
+			engine.Artifact{Name: fmt.Sprintf(fileNodeSnapshot, i), What: fmt.Sprintf("node %d's (host, tracer) snapshot pairs", i)})
 	}
 	a = append(a,
-		Artifact{Name: xspace.FileTraceRecord, What: "what each node's trace holds (bytes, planes, events), to tell a cut trace"},
-		Artifact{Name: FileCombined, What: "every node's trace on the global timeline (XSpace)"},
-		Artifact{Name: "combined.trace.json.gz", What: "the combined trace as Chrome trace events, for Perfetto"},
-		Artifact{Name: "combined.perfetto-trace", What: "the combined trace in Perfetto's native protobuf format (ui.perfetto.dev, trace_processor)"},
-		Artifact{Name: "combined.metadata.json", What: "per node: snapshots, offset windows, corrections, uncertainty"},
-		Artifact{Name: "combined.validate.json", What: "collective happens-before check of the combined trace"},
-		Artifact{Name: FileRawValidate, What: "collective happens-before check of the raw per-node traces"},
-		Artifact{Name: DirTensorBoard + "/", What: "the combined traces laid out for tensorboard --logdir (plugins/profile/<run>/combined.xplane.pb)"})
+		engine.Artifact{Name: xspace.FileTraceRecord, What: "what each node's trace holds (bytes, planes, events), to tell a cut trace"},
+		engine.Artifact{Name: FileCombined, What: "every node's trace on the global timeline (XSpace)"},
+		engine.Artifact{Name: "combined.trace.json.gz", What: "the combined trace as Chrome trace events, for Perfetto"},
+		engine.Artifact{Name: "combined.perfetto-trace", What: "the combined trace in Perfetto's native protobuf format (ui.perfetto.dev, trace_processor)"},
+		engine.Artifact{Name: "combined.metadata.json", What: "per node: snapshots, offset windows, corrections, uncertainty"},
+		engine.Artifact{Name: "combined.validate.json", What: "collective happens-before check of the combined trace"},
+		engine.Artifact{Name: FileRawValidate, What: "collective happens-before check of the raw per-node traces"},
+		engine.Artifact{Name: DirTensorBoard + "/", What: "the combined traces laid out for tensorboard --logdir (plugins/profile/<run>/combined.xplane.pb)"})
 	if p.kineto {
 		a = append(a, p.kinetoArtifacts()...)
 	}
