@@ -278,7 +278,12 @@ func findSteps(all []sample, drift float64, walk []cut, floor float64, ext []Cut
 			cuts = append(cuts, walk[k])
 		}
 	}
-	return cuts, plan.missSigma()
+	ends := wholeWindow()
+	if n := len(cuts); n > 0 {
+		x := func(i int) float64 { return all[min(i, len(all)-1)].midX() }
+		ends[0][1], ends[1][0] = x(cuts[0].pre), x(cuts[n-1].post)
+	}
+	return cuts, plan.missSigma(ends)
 }
 
 // walkSteps runs the walk (detectSteps) at walkSigmas times the window's

@@ -451,9 +451,57 @@ func scanJoint(edges []*edgeSlices, lo, hi int, floor float64) (j int, s, t floa
 	if k < scanMinBlocks {
 		return 0, 0, 0, false
 	}
+	js, any := jointSteps(edges, lo, hi)
+	if !any {
+		return 0, 0, 0, false
+	}
+	for i := scanEdge; i <= k-scanEdge; i++ {
+		si, ti, ok1 := js.at(i)
+		if !ok1 || math.Abs(ti) <= scanSigmas || math.Abs(ti) <= math.Abs(t) || math.Abs(si) < floor {
+			continue
+		}
+		if js.queueing(i, si) {
+			continue // the widths moved with it: queueing
+		}
+		j, s, t, ok = lo+i, si, ti, true
+	}
+	return j, s, t, ok
+}
+
+// jointFit is, for every slice boundary i of a stretch, the normal
+// equations of one step common to the edges between slices i−1 and i on
+// top of each edge's own quadratic: of the levels (num, den) and of the
+// widths (numW, denW). The step's estimate is num/den, with standard
+// error 1/√den.
+type jointFit struct {
+	num, den, numW, denW []float64
+}
+
+// at is the step at boundary i, its size and t (size over its standard
+// error); ok is false where no edge has slices on both sides of it.
+func (f jointFit) at(i int) (s, t float64, ok bool) {
+	if f.den[i] <= 0 {
+		return 0, 0, false
+	}
+	s = f.num[i] / f.den[i]
+	return s, s * math.Sqrt(f.den[i]), true
+}
+
+// queueing reports whether the widths moved with a step of size s at
+// boundary i by more than half of it and three of their standard errors:
+// one-sided queueing, not a step.
+func (f jointFit) queueing(i int, s float64) bool {
+	w := f.numW[i] / f.denW[i]
+	return math.Abs(w) > math.Abs(s)/2+3/math.Sqrt(f.denW[i])
+}
+
+// jointSteps fits a step common to the edges at every boundary of the
+// slices [lo, hi) (see jointFit); any is false when no edge has enough
+// slices there.
+func jointSteps(edges []*edgeSlices, lo, hi int) (_ jointFit, any bool) {
+	k := hi - lo
 	num, den := make([]float64, k), make([]float64, k)
 	numW, denW := make([]float64, k), make([]float64, k)
-	any := false
 	for _, e := range edges {
 		if e == nil {
 			continue
@@ -499,24 +547,7 @@ func scanJoint(edges []*edgeSlices, lo, hi int, floor float64) (j int, s, t floa
 			denW[j-lo] += ww * d
 		}
 	}
-	if !any {
-		return 0, 0, 0, false
-	}
-	for i := scanEdge; i <= k-scanEdge; i++ {
-		if den[i] <= 0 {
-			continue
-		}
-		si := num[i] / den[i]
-		ti := si * math.Sqrt(den[i])
-		if math.Abs(ti) <= scanSigmas || math.Abs(ti) <= math.Abs(t) || math.Abs(si) < floor {
-			continue
-		}
-		if w := numW[i] / denW[i]; math.Abs(w) > math.Abs(si)/2+3/math.Sqrt(denW[i]) {
-			continue // the widths moved with it: queueing
-		}
-		j, s, t, ok = lo+i, si, ti, true
-	}
-	return j, s, t, ok
+	return jointFit{num: num, den: den, numW: numW, denW: denW}, any
 }
 
 // present returns the slices of e in [lo, hi) that have values.
@@ -541,7 +572,7 @@ const missCoef = 1.0 / 6
 // scan finds half the time in the window's middle (scanSigmas standard
 // errors of a step there, at the most sensitive scale, over every edge
 // of the plan that spans the middle together). 0 when no scale can scan.
-func (p *scanPlan) missSigma() float64 {
+func (p *scanPlan) missSigma(ends stretchEnds) float64 {
 	best := math.Inf(1)
 	for i := range scanScales {
 		g := p.grids[i]
@@ -559,10 +590,107 @@ func (p *scanPlan) missSigma() float64 {
 		}
 	}
 	if math.IsInf(best, 1) {
-		return 0
+		return p.endSigma(ends)
 	}
-	return missCoef * best
+	return math.Hypot(missCoef*best, p.endSigma(ends))
 }
+
+// endSigmas is the threshold, in standard errors, above which a level
+// shift within scanEdge slices of a window's end (or start) counts as a
+// step there that the scan cannot place (endSigma). It is lower than
+// scanSigmas: a false alarm only widens one model's σ by about the noise
+// of a slice, where a false step would cut the window.
+const endSigmas = 5
+
+// endZone is how many slices from either end of a window endSigma looks
+// for a step: the scan does not look within scanEdge of them, and from
+// there to twice that it needs scanSigmas standard errors, where a step
+// it misses moves the model at that end by nearly its whole size, not
+// half of it as in the middle (missSigma).
+const endZone = 2 * scanEdge
+
+// endSigma is the uncertainty a step near either end of the window
+// (within endZone slices), too close for the scan to look for it or too
+// small for it to take, leaves in the window's model: there the model, a
+// line fitted through the step, is off by up to the whole step at that
+// end. At each boundary of those slices, at every scale, a step common to the
+// plan's edges is fitted as the scan does, within the stretch between
+// the window's steps that holds that end (ends); where one at an end, at
+// any scale, stands out by more than endSigmas standard errors (and the
+// widths did not move with it: queueing), the model's σ covers at 3σ,
+// (|s| + 3 SE)/3, every boundary of that end at every scale that stands
+// out by more than coverSigmas: the step may lie inside a slice, of which
+// a boundary shows only part, and the boundaries past it, with fewer
+// slices after them, show it whole but less certainly. 0 where no such
+// shift shows.
+func (p *scanPlan) endSigma(ends stretchEnds) float64 {
+	var shown [2]bool
+	var cover [2]float64
+	for i := range scanScales {
+		g := p.grids[i]
+		if g.k < scanMinBlocks {
+			continue
+		}
+		for side, st := range ends {
+			lo, hi := g.clamp(st[0], math.Ceil), g.clamp(st[1], math.Floor)
+			k := hi - lo
+			if k < scanMinBlocks {
+				continue
+			}
+			js, any := jointSteps(p.edges[i], lo, hi)
+			if !any {
+				continue
+			}
+			zone := min(endZone, k/2)
+			from, to := 1, zone+1 // the window's start
+			if side == 1 {
+				from, to = k-zone, k // its end
+			}
+			for b := from; b < to; b++ {
+				s, t, ok := js.at(b)
+				if !ok || js.queueing(b, s) || math.Abs(t) <= coverSigmas {
+					continue
+				}
+				shown[side] = shown[side] || math.Abs(t) > endSigmas
+				cover[side] = max(cover[side], (math.Abs(s)+3*math.Abs(s/t))/3)
+			}
+		}
+	}
+	var out float64
+	for side := range shown {
+		if shown[side] {
+			out = max(out, cover[side])
+		}
+	}
+	return out
+}
+
+// stretchEnds are the stretches of x, [from, to) each, between the steps
+// a window was cut at that hold its start (the first) and its end (the
+// second); −Inf and +Inf are the window's own start and end.
+type stretchEnds [2][2]float64
+
+// wholeWindow is the stretchEnds of a window without steps.
+func wholeWindow() stretchEnds {
+	return stretchEnds{{math.Inf(-1), math.Inf(1)}, {math.Inf(-1), math.Inf(1)}}
+}
+
+// clamp is the slice boundary of g at x, rounded by round, within [0, k];
+// −Inf and +Inf are 0 and k.
+func (g grid) clamp(x float64, round func(float64) float64) int {
+	switch {
+	case math.IsInf(x, -1):
+		return 0
+	case math.IsInf(x, 1):
+		return g.k
+	}
+	return min(g.k, max(0, int(round((x-g.x0)/g.dt))))
+}
+
+// coverSigmas is the least a boundary's step must stand out, in standard
+// errors, for endSigma to cover it: below it the boundary shows noise,
+// not part of a step.
+const coverSigmas = 2
 
 // spans reports whether e has values on both sides of slice j: a run of
 // an edge between two of its walk steps that ends before the window's

@@ -159,9 +159,28 @@ func (w *Window) Fit(k Kind) (Fit, error) {
 // model (missCoef times the smallest it finds half the time in the
 // window's middle); nothing with step detection off or too few probes.
 func ScanSrcSteps(ws []*Window) ([]Cut, float64) {
+	plan, lo, hi, c := srcPlan(ws)
+	if plan == nil {
+		return nil, 0
+	}
+	var out []Cut
+	ends := wholeWindow()
+	found := plan.scanTime(lo, hi, float64(c.stepTh), MaxSteps)
+	for _, st := range found {
+		out = append(out, Cut{From: c.origin + int64(math.Floor(st.lo)), To: c.origin + int64(math.Ceil(st.hi)), Size: st.s})
+	}
+	if n := len(found); n > 0 {
+		ends[0][1], ends[1][0] = found[0].lo, found[n-1].hi
+	}
+	return out, plan.missSigma(ends)
+}
+
+// srcPlan is the scan of ws's edges together over [lo, hi) of src's
+// clock, with the windows' configuration; nil with step detection off or
+// too few probes.
+func srcPlan(ws []*Window) (_ *scanPlan, lo, hi float64, c config) {
 	var edges []scanEdgeIn
-	lo, hi := math.Inf(1), math.Inf(-1)
-	var c config
+	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, w := range ws {
 		if w.c.stepTh < 0 || !w.enough() {
 			continue
@@ -176,12 +195,8 @@ func ScanSrcSteps(ws []*Window) ([]Cut, float64) {
 		lo, hi = min(lo, w.all[0].midX()), max(hi, w.all[len(w.all)-1].midX())
 	}
 	if len(edges) == 0 {
-		return nil, 0
+		return nil, 0, 0, c
 	}
 	plan := planScan(edges)
-	var out []Cut
-	for _, st := range plan.scanTime(lo, hi, float64(c.stepTh), MaxSteps) {
-		out = append(out, Cut{From: c.origin + int64(math.Floor(st.lo)), To: c.origin + int64(math.Ceil(st.hi)), Size: st.s})
-	}
-	return out, plan.missSigma()
+	return &plan, lo, hi, c
 }

@@ -93,6 +93,7 @@ func (s *Solver) Solve(round uint64, reports []*syncpb.NodeWindowData) (*graphca
 		}
 	}
 	recs, edges := s.gather(round, reports)
+	widenBlind(edges)
 	rd, ok := byNode[s.ref]
 	if !ok {
 		return nil, nil, recs, fmt.Errorf("round %d: %w", round, errNoReference)
