@@ -283,7 +283,7 @@ func findSteps(all []sample, drift float64, walk []cut, floor float64, ext []Cut
 		x := func(i int) float64 { return all[min(i, len(all)-1)].midX() }
 		ends[0][1], ends[1][0] = x(cuts[0].pre), x(cuts[n-1].post)
 	}
-	return cuts, plan.missSigma(ends)
+	return cuts, plan.missSigma(ends, floor)
 }
 
 // walkSteps runs the walk (detectSteps) at walkSigmas times the window's

@@ -572,7 +572,7 @@ const missCoef = 1.0 / 6
 // scan finds half the time in the window's middle (scanSigmas standard
 // errors of a step there, at the most sensitive scale, over every edge
 // of the plan that spans the middle together). 0 when no scale can scan.
-func (p *scanPlan) missSigma(ends stretchEnds) float64 {
+func (p *scanPlan) missSigma(ends stretchEnds, floor float64) float64 {
 	best := math.Inf(1)
 	for i := range scanScales {
 		g := p.grids[i]
@@ -590,9 +590,9 @@ func (p *scanPlan) missSigma(ends stretchEnds) float64 {
 		}
 	}
 	if math.IsInf(best, 1) {
-		return p.endSigma(ends)
+		return p.endSigma(ends, floor)
 	}
-	return math.Hypot(missCoef*best, p.endSigma(ends))
+	return math.Hypot(missCoef*best, p.endSigma(ends, floor))
 }
 
 // endSigmas is the threshold, in standard errors, above which a level
@@ -623,7 +623,9 @@ const endZone = 2 * scanEdge
 // a boundary shows only part, and the boundaries past it, with fewer
 // slices after them, show it whole but less certainly. 0 where no such
 // shift shows.
-func (p *scanPlan) endSigma(ends stretchEnds) float64 {
+// A shift smaller than floor, the least step the scan takes
+// (step_threshold), counts for nothing, as in the scan.
+func (p *scanPlan) endSigma(ends stretchEnds, floor float64) float64 {
 	var shown [2]bool
 	var cover [2]float64
 	for i := range scanScales {
@@ -648,7 +650,7 @@ func (p *scanPlan) endSigma(ends stretchEnds) float64 {
 			}
 			for b := from; b < to; b++ {
 				s, t, ok := js.at(b)
-				if !ok || js.queueing(b, s) || math.Abs(t) <= coverSigmas {
+				if !ok || js.queueing(b, s) || math.Abs(t) <= coverSigmas || math.Abs(s) < floor {
 					continue
 				}
 				shown[side] = shown[side] || math.Abs(t) > endSigmas

@@ -254,7 +254,7 @@ func TestEndSigma(t *testing.T) {
 				continue
 			}
 			all++
-			if p, _, _, _ := srcPlan(ws); p.endSigma(wholeWindow()) == 0 {
+			if p, _, _, _ := srcPlan(ws); p.endSigma(wholeWindow(), 0) == 0 {
 				t.Logf("window %d: step %.0f ns at %.3f s does not show", w, size, at/1e9)
 				continue
 			}
@@ -292,7 +292,7 @@ func TestEndSigma(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if p, _, _, _ := srcPlan(ws); p != nil && p.endSigma(wholeWindow()) > 0 {
+				if p, _, _, _ := srcPlan(ws); p != nil && p.endSigma(wholeWindow(), 0) > 0 {
 					widened++
 				}
 			}

@@ -172,7 +172,7 @@ func ScanSrcSteps(ws []*Window) ([]Cut, float64) {
 	if n := len(found); n > 0 {
 		ends[0][1], ends[1][0] = found[0].lo, found[n-1].hi
 	}
-	return out, plan.missSigma(ends)
+	return out, plan.missSigma(ends, float64(c.stepTh))
 }
 
 // srcPlan is the scan of ws's edges together over [lo, hi) of src's
