@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chronosync/chronosync/phasegap/params"
 	"github.com/chronosync/chronosync/phasegap/report"
 	"github.com/chronosync/chronosync/workload/halo"
 )
@@ -30,9 +31,10 @@ func writeCalibrationRuns(t *testing.T, dir string) {
 		{"t2f8", 2, 8, (49999*5.5 + 800) / 1e3},
 		{".t2f8.tmp-1", 2, 8, 1},
 	} {
-		cfg := report.Config{Mode: "phase_nb", Ranks: 1, Threads: r.threads, N: 100000, Halo: 16, Kernel: "stencil3",
-			Radius: 1, Timesteps: 1, PollEvery: 1024, Progress: "inline_poll", OMPSchedule: "static",
-			FlopsPerPoint: r.flops, Iters: 10, Warmup: 1, CheckEvery: 50, Sync: "none", Transport: "auto"}
+		cfg := report.Config{Params: params.Params{Settings: params.Settings{Mode: "phase_nb",
+			Threads: r.threads, N: 100000, Halo: 16, Kernel: "stencil3", Radius: 1, Timesteps: 1,
+			PollEvery: 1024, Progress: "inline_poll", Schedule: "static", Flops: r.flops, Iters: 10,
+			Warmup: 1}, Ranks: 1, CheckEvery: 50, Sync: "none"}, Transport: "auto"}
 		row := report.Row{Config: cfg, Derived: report.Derive(cfg)}
 		row.TInterior = report.AvgMax{Avg: r.interior, Max: r.interior}
 		row.TPost = report.AvgMax{Avg: 1.2, Max: 1.2}

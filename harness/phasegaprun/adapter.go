@@ -211,7 +211,7 @@ func (p *protocol) Finish() error {
 	cfg := p.config()
 	var ranks []report.Rank
 	var sums []report.RankSummary
-	sum := &Summary{Ranks: len(p.ranks), Mode: cfg.Mode, Threads: cfg.Threads, Halo: cfg.Halo,
+	sum := &Summary{Ranks: len(p.ranks), Mode: cfg.Params.Mode, Threads: cfg.Params.Threads, Halo: cfg.Params.Halo,
 		Impairment: cfg.Impairment, Costs: p.costsFrom}
 	for i, r := range p.ranks {
 		switch {
@@ -222,7 +222,7 @@ func (p *protocol) Finish() error {
 			sum.Failed = append(sum.Failed, r.Err().Error())
 		case !r.Done():
 			sum.Failed = append(sum.Failed, fmt.Sprintf("rank %d: did not finish within the scenario's duration (%d of %d iterations measured)",
-				i, len(r.Result().Samples), cfg.Iters))
+				i, len(r.Result().Samples), cfg.Params.Iters))
 		default:
 			sum.Finished++
 		}

@@ -87,8 +87,9 @@ func writeRun(o *Options, cfg report.Config, g *phasegap.Gathered, checksum uint
 
 // printRun writes the run's headline figures.
 func printRun(w io.Writer, cfg report.Config, row report.Row, dir string) {
+	p := &cfg.Params
 	fmt.Fprintf(w, "phasegap %s  P %d  T %d  N %d  H %d  kernel %s  B %d  MPI thread %s (asked %s)\n",
-		cfg.Mode, cfg.Ranks, cfg.Threads, cfg.N, cfg.Halo, cfg.Kernel, cfg.B, cfg.MPIThreadProvided, cfg.MPIThreadRequested)
+		p.Mode, p.Ranks, p.Threads, p.N, p.Halo, p.Kernel, cfg.B, cfg.MPIThreadProvided, cfg.MPIThreadRequested)
 	fmt.Fprintf(w, "µs per iteration (mean over ranks, max rank): iter %.2f  post %.2f/%.2f  interior %.2f/%.2f  wait %.2f/%.2f  boundary %.2f/%.2f  comm window %.2f/%.2f\n",
 		row.TIterMean, row.TPost.Avg, row.TPost.Max, row.TInterior.Avg, row.TInterior.Max, row.TWait.Avg, row.TWait.Max,
 		row.TBoundary.Avg, row.TBoundary.Max, row.TCommWindow.Avg, row.TCommWindow.Max)

@@ -47,24 +47,23 @@ type Launch struct {
 }
 
 // Config is the run's configuration as every transport records it:
-// parameters p, derived d, and the transport's l.
+// parameters p (with the normalized radius of d), derived d, and the
+// transport's l.
 func Config(p params.Params, d params.Derived, l Launch) report.Config {
-	c := report.Config{
-		Mode: p.Mode, Ranks: p.Ranks, Threads: p.Threads, N: p.N, Halo: p.Halo, Kernel: p.Kernel,
-		Radius: d.Radius, Timesteps: p.Timesteps, B: d.B, PollEvery: p.PollEvery,
-		MPIThreadRequested: l.MPIThreadRequested, MPIThreadProvided: l.MPIThreadProvided, Progress: p.Progress,
-		OMPSchedule: p.Schedule, OMPChunk: p.Chunk, OMPBind: l.OMPBind, OMPPlaces: l.OMPPlaces, OMPNumThreads: p.Threads,
-		FlopsPerPoint: p.Flops, BytesPerPoint: p.Bytes, Iters: p.Iters, Warmup: p.Warmup, Sync: p.Sync,
+	p.Radius = d.Radius
+	if !l.Checksum {
+		p.Check, p.CheckEvery, p.PoisonGhost = false, 0, false
+	}
+	return report.Config{
+		Params: p, B: d.B,
+		MPIThreadRequested: l.MPIThreadRequested, MPIThreadProvided: l.MPIThreadProvided,
+		OMPBind: l.OMPBind, OMPPlaces: l.OMPPlaces, OMPNumThreads: p.Threads,
 		Trace: l.Trace, TraceIters: l.TraceIters, TraceDetail: l.TraceDetail, Transport: l.Transport,
 		OutDir: l.OutDir, RunID: l.RunID, CSV: l.CSV, CSVMode: l.CSVMode, Manifest: l.Manifest,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH, Hostname: l.Hostname, GitSHA: l.GitSHA,
 		Timestamp: l.Timestamp, MPIImpl: l.MPIImpl, MPIVersion: l.MPIVersion,
 		Impairment: l.Impairment, ElemSize: 8,
 	}
-	if l.Checksum {
-		c.Check, c.CheckEvery, c.PoisonGhost = p.Check, p.CheckEvery, p.PoisonGhost
-	}
-	return c
 }
 
 // Run is what a finished run writes.

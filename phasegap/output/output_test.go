@@ -17,12 +17,12 @@ func TestConfig(t *testing.T) {
 	d := params.Derived{Radius: 2, B: 6}
 	for _, sum := range []bool{false, true} {
 		c := Config(p, d, Launch{Transport: "sim", TraceIters: 9, MPIImpl: "model", Checksum: sum})
-		if c.PollEvery != 77 || c.OMPSchedule != "guided" || c.Radius != 2 || c.B != 6 || c.Transport != "sim" ||
-			c.TraceIters != 9 || c.MPIImpl != "model" || c.ElemSize != 8 || c.OMPNumThreads != p.Threads || c.Sync != "none" {
+		if cp := c.Params; cp.PollEvery != 77 || cp.Schedule != "guided" || cp.Radius != 2 || c.B != 6 || c.Transport != "sim" ||
+			c.TraceIters != 9 || c.MPIImpl != "model" || c.ElemSize != 8 || c.OMPNumThreads != p.Threads || cp.Sync != "none" {
 			t.Errorf("checksum %v: config %+v", sum, c)
 		}
-		if c.Check != sum || (c.CheckEvery == p.CheckEvery) != sum {
-			t.Errorf("checksum %v: check %v, check_every %d", sum, c.Check, c.CheckEvery)
+		if c.Params.Check != sum || (c.Params.CheckEvery == p.CheckEvery) != sum {
+			t.Errorf("checksum %v: check %v, check_every %d", sum, c.Params.Check, c.Params.CheckEvery)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/chronosync/chronosync/phasegap/params"
 	"github.com/chronosync/chronosync/phasegap/report"
 )
 
@@ -18,13 +19,13 @@ type run struct {
 
 // row is run's results row; t_iter = interior + wait + 10 µs.
 func (r run) row() report.Row {
-	cfg := report.Config{Mode: r.mode, Ranks: r.p, Threads: r.t, N: 1000, Halo: r.h, Kernel: "stencil3",
-		Radius: 1, Timesteps: 1, PollEvery: 64, MPIThreadRequested: "funneled",
-		MPIThreadProvided: "funneled", Progress: "inline_poll", OMPSchedule: "static",
-		OMPPlaces: "cores", Iters: 5, Warmup: 1, Check: true, CheckEvery: 50, Sync: "none",
+	cfg := report.Config{Params: params.Params{Settings: params.Settings{Mode: r.mode, Threads: r.t, N: 1000,
+		Halo: r.h, Kernel: "stencil3", Radius: 1, Timesteps: 1, PollEvery: 64, Progress: "inline_poll",
+		Schedule: "static", Iters: 5, Warmup: 1, Flops: r.flops}, Ranks: r.p, Check: true, CheckEvery: 50,
+		Sync: "none"}, MPIThreadRequested: "funneled", MPIThreadProvided: "funneled", OMPPlaces: "cores",
 		TraceDetail: "rank", Transport: r.transport, OutDir: "runs/t", RunID: "t1", CSVMode: "write",
 		Platform: "linux", Hostname: "host", GitSHA: "abc123", Timestamp: "2026-01-02T03:04:05Z",
-		MPIImpl: "Open MPI", MPIVersion: "4.1.4", Impairment: r.impairment, FlopsPerPoint: r.flops}
+		MPIImpl: "Open MPI", MPIVersion: "4.1.4", Impairment: r.impairment}
 	iter := r.interior + r.wait + 10
 	row := report.Row{Config: cfg, TIterMean: iter, WaitFrac: r.wait / iter, WaitSkew: 1.2, OverlapRatio: 0.9}
 	row.TWait = report.AvgMax{Avg: r.wait, Max: r.wait * 1.2}

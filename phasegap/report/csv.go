@@ -139,7 +139,7 @@ func ompNumThreads(c Config) int {
 	if c.OMPNumThreads > 0 {
 		return c.OMPNumThreads
 	}
-	return c.Threads
+	return c.Params.Threads
 }
 
 // FormatChecksum writes a checksum as the CSV and manifest carry it,

@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/chronosync/chronosync/phasegap/params"
 	"github.com/chronosync/chronosync/phasegap/report"
 )
 
 // Two ranks of a phase_nb run: each summarizes its own samples, rank 0
 // aggregates the (gathered) summaries into the run's row and writes it.
 func ExampleAggregate() {
-	cfg := report.Config{Mode: "phase_nb", Ranks: 2, Threads: 4, N: 200000, Halo: 256,
-		Kernel: "stencil3", Radius: 1, Timesteps: 1, Iters: 2, RunID: "demo"}
+	cfg := report.Config{Params: params.Params{Settings: params.Settings{Mode: "phase_nb", Threads: 4,
+		N: 200000, Halo: 256, Kernel: "stencil3", Radius: 1, Timesteps: 1, Iters: 2}, Ranks: 2},
+		RunID: "demo"}
 	const us = 1000 // ns
 	// Post 2 µs, interior 60, boundary 8; the halos arrive comm µs after
 	// the post, so the wait is what is left of comm after post+interior.

@@ -3,6 +3,8 @@ package report
 import (
 	"math"
 	"testing"
+
+	"github.com/chronosync/chronosync/phasegap/params"
 )
 
 const us1 = int64(1000) // one microsecond in ns
@@ -43,12 +45,11 @@ func near(t *testing.T, what string, got, want float64) {
 }
 
 func testConfig() Config {
-	return Config{Mode: "phase_nb", Ranks: 2, Threads: 2, N: 1000, Halo: 256, Kernel: "stencil3",
-		Radius: 1, Timesteps: 1, PollEvery: 64, MPIThreadRequested: "funneled",
-		MPIThreadProvided: "funneled", Progress: "inline_poll", OMPSchedule: "static",
-		OMPBind: true, OMPPlaces: "cores", Iters: 5, Warmup: 1, Check: true, CheckEvery: 50,
-		Sync: "none", Trace: true, TraceIters: 3, TraceDetail: "thread", Transport: "shm",
-		OutDir: "runs/t", RunID: "t1", CSVMode: "write", Manifest: true,
-		Platform: "linux", Hostname: "host,a", GitSHA: "abc123", Timestamp: "2026-01-02T03:04:05Z",
-		MPIImpl: "Open MPI", MPIVersion: "4.1.4", Impairment: "none"}
+	return Config{Params: params.Params{Settings: params.Settings{Mode: "phase_nb", Threads: 2, N: 1000,
+		Halo: 256, Kernel: "stencil3", Radius: 1, Timesteps: 1, PollEvery: 64, Progress: "inline_poll",
+		Schedule: "static", Iters: 5, Warmup: 1}, Ranks: 2, Check: true, CheckEvery: 50, Sync: "none"},
+		MPIThreadRequested: "funneled", MPIThreadProvided: "funneled", OMPBind: true, OMPPlaces: "cores",
+		Trace: true, TraceIters: 3, TraceDetail: "thread", Transport: "shm", OutDir: "runs/t", RunID: "t1",
+		CSVMode: "write", Manifest: true, Platform: "linux", Hostname: "host,a", GitSHA: "abc123",
+		Timestamp: "2026-01-02T03:04:05Z", MPIImpl: "Open MPI", MPIVersion: "4.1.4", Impairment: "none"}
 }

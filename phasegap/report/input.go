@@ -1,5 +1,7 @@
 package report
 
+import "github.com/chronosync/chronosync/phasegap/params"
+
 // SchemaVersion is the value of the CSV's schema_version column and of
 // manifest.json's schema_version.
 const SchemaVersion = 1
@@ -54,53 +56,40 @@ type Rank struct {
 	Checksum uint64
 }
 
-// Config is the run's normalized configuration: every CLI parameter of the
-// plan (JSON names are the flags') and the environment the CSV reports.
+// Config is the run's normalized configuration: the benchmark's
+// parameters, and what the run's transport and environment add.
+// manifest.json's args write it (MarshalJSON); results.csv and the trace
+// report it.
 type Config struct {
-	Mode               string `json:"mode"`
-	Ranks              int    `json:"ranks"`   // P
-	Threads            int    `json:"threads"` // T
-	N                  int    `json:"N"`       // local elements per rank
-	Halo               int    `json:"halo"`    // H, elements
-	Kernel             string `json:"kernel"`
-	Radius             int    `json:"radius"` // R, normalized (derived from the kernel when unset)
-	Timesteps          int    `json:"timesteps"`
-	B                  int    `json:"B"` // boundary width; 0 means R*S
-	PollEvery          int    `json:"poll_every"`
-	MPIThreadRequested string `json:"mpi_thread"`
-	MPIThreadProvided  string `json:"mpi_thread_provided"`
-	Progress           string `json:"progress"`
-	OMPSchedule        string `json:"omp_schedule"`
-	OMPChunk           int    `json:"omp_chunk"`
-	OMPBind            bool   `json:"omp_bind"`
-	OMPPlaces          string `json:"omp_places"`
-	OMPNumThreads      int    `json:"omp_num_threads"` // what the OpenMP runtime reports; 0 means T
-	FlopsPerPoint      int    `json:"flops_per_point"`
-	BytesPerPoint      int    `json:"bytes_per_point"`
-	Iters              int    `json:"iters"`
-	Warmup             int    `json:"warmup"`
-	Check              bool   `json:"check"`
-	CheckEvery         int    `json:"check_every"`
-	PoisonGhost        bool   `json:"poison_ghost"`
-	Sync               string `json:"sync"`
-	Trace              bool   `json:"trace"`
-	TraceIters         int    `json:"trace_iters"`
-	TraceDetail        string `json:"trace_detail"`
-	Transport          string `json:"transport"`
-	OutDir             string `json:"out_dir"`
-	RunID              string `json:"run_id"`
-	CSV                string `json:"csv"`
-	CSVMode            string `json:"csv_mode"`
-	Manifest           bool   `json:"manifest"`
+	// Params are the benchmark's parameters, normalized: Radius is the
+	// kernel's when the run set none. A run without the checksum (the
+	// models) leaves Check, CheckEvery and PoisonGhost zero.
+	Params params.Params
 
-	Platform   string `json:"platform"`
-	Hostname   string `json:"hostname"`
-	GitSHA     string `json:"git_sha"`
-	Timestamp  string `json:"timestamp"` // given by the caller, never read here
-	MPIImpl    string `json:"mpi_impl"`
-	MPIVersion string `json:"mpi_version"`
-	Impairment string `json:"impairment"`
-	ElemSize   int    `json:"elem_size"` // bytes per element; 0 means 8
+	B                  int    // boundary width; 0 means R*S
+	MPIThreadRequested string // mpi_thread
+	MPIThreadProvided  string
+	OMPBind            bool
+	OMPPlaces          string
+	OMPNumThreads      int // what the OpenMP runtime reports; 0 means T
+	Trace              bool
+	TraceIters         int
+	TraceDetail        string
+	Transport          string
+	OutDir             string
+	RunID              string
+	CSV                string
+	CSVMode            string
+	Manifest           bool
+
+	Platform   string
+	Hostname   string
+	GitSHA     string
+	Timestamp  string // given by the caller, never read here
+	MPIImpl    string
+	MPIVersion string
+	Impairment string
+	ElemSize   int // bytes per element; 0 means 8
 }
 
 // Derived holds the parameters that follow from a Config.
@@ -116,18 +105,19 @@ type Derived struct {
 
 // Derive computes the derived parameters of cfg.
 func Derive(cfg Config) Derived {
+	p := &cfg.Params
 	d := Derived{B: cfg.B, ElemSize: cfg.ElemSize}
 	if d.B == 0 {
-		d.B = cfg.Radius * cfg.Timesteps
+		d.B = p.Radius * p.Timesteps
 	}
 	if d.ElemSize == 0 {
 		d.ElemSize = DefaultElemSize
 	}
-	d.MsgBytes = int64(cfg.Halo) * int64(d.ElemSize)
+	d.MsgBytes = int64(p.Halo) * int64(d.ElemSize)
 	d.BytesTotal = 2 * d.MsgBytes
-	d.InteriorPoints = max(0, cfg.N-2*d.B)
-	d.BoundaryPoints = max(0, cfg.N-d.InteriorPoints)
-	d.HaloValid = cfg.Halo >= d.B
+	d.InteriorPoints = max(0, p.N-2*d.B)
+	d.BoundaryPoints = max(0, p.N-d.InteriorPoints)
+	d.HaloValid = p.Halo >= d.B
 	return d
 }
 

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/chronosync/chronosync/phasegap/params"
 )
 
 func testManifest(row Row) Manifest {
@@ -76,11 +78,13 @@ func TestDerive(t *testing.T) {
 		cfg  Config
 		want Derived
 	}{
-		{Config{N: 100, Halo: 4, Radius: 2, Timesteps: 2},
+		{Config{Params: params.Params{Settings: params.Settings{N: 100, Halo: 4, Radius: 2, Timesteps: 2}}},
 			Derived{B: 4, ElemSize: 8, MsgBytes: 32, BytesTotal: 64, InteriorPoints: 92, BoundaryPoints: 8, HaloValid: true}},
-		{Config{N: 100, Halo: 3, Radius: 2, Timesteps: 2, ElemSize: 4},
+		{Config{Params: params.Params{Settings: params.Settings{N: 100, Halo: 3, Radius: 2, Timesteps: 2}},
+			ElemSize: 4},
 			Derived{B: 4, ElemSize: 4, MsgBytes: 12, BytesTotal: 24, InteriorPoints: 92, BoundaryPoints: 8}},
-		{Config{N: 6, Halo: 8, B: 4, Radius: 1, Timesteps: 1}, // explicit B; N < 2B
+		{Config{Params: params.Params{Settings: params.Settings{N: 6, Halo: 8, Radius: 1, Timesteps: 1}},
+			B: 4}, // explicit B; N < 2B
 			Derived{B: 4, ElemSize: 8, MsgBytes: 64, BytesTotal: 128, InteriorPoints: 0, BoundaryPoints: 6, HaloValid: true}},
 	} {
 		if got := Derive(tc.cfg); got != tc.want {

@@ -6,23 +6,6 @@ import (
 	"github.com/chronosync/chronosync/phasegap/params"
 )
 
-// Params returns the benchmark parameters c carries, for the outputs
-// that loop over params.Fields: results.csv, the trace's metadata and a
-// sweep's records take each parameter's name and value from the table.
-// PureComm and BindCPUs, which Config does not carry, are zero.
-func (c Config) Params() params.Params {
-	return params.Params{
-		Settings: params.Settings{
-			Mode: c.Mode, Threads: c.Threads, N: c.N, Halo: c.Halo, Kernel: c.Kernel,
-			Radius: c.Radius, Timesteps: c.Timesteps, Flops: c.FlopsPerPoint, Bytes: c.BytesPerPoint,
-			Iters: c.Iters, Warmup: c.Warmup, PollEvery: c.PollEvery,
-			Schedule: c.OMPSchedule, Chunk: c.OMPChunk, Progress: c.Progress,
-		},
-		Ranks: c.Ranks, Check: c.Check, CheckEvery: c.CheckEvery,
-		PoisonGhost: c.PoisonGhost, Sync: c.Sync,
-	}
-}
-
 // resultFields returns the fields a run's results carry (those a sweep
 // varies, params.Field.Sweep), in the table's order, split in two: those
 // keys names, in the table's order, and the others. The outputs place
@@ -46,11 +29,11 @@ func paramColumns(fs []params.Field) []column {
 	out := make([]column, len(fs))
 	for i, f := range fs {
 		out[i] = column{f.Col(), func(r *Row) cell {
-			p := r.Config.Params()
+			p := &r.Config.Params
 			if f.Int != nil {
-				return integer(int64(*f.Int(&p)))
+				return integer(int64(*f.Int(p)))
 			}
-			return str(*f.Str(&p))
+			return str(*f.Str(p))
 		}}
 	}
 	return out

@@ -1,51 +1,72 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/chronosync/chronosync/phasegap/params"
 )
 
-// TestConfigParams checks that Config carries every parameter of the
-// table (but pure_comm, which the launcher alone uses) under its key as
-// the manifest's JSON name, and that Params reads each back from that
-// field: a parameter added to the table without its Config field, or
-// mapped to another field, fails here.
-func TestConfigParams(t *testing.T) {
-	var c Config
-	v := reflect.ValueOf(&c).Elem()
-	byTag := map[string]reflect.Value{}
-	for i := range v.NumField() {
-		tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
-		byTag[tag] = v.Field(i)
-		switch fv := v.Field(i); fv.Kind() {
-		case reflect.Int:
-			fv.SetInt(int64(100 + i))
-		case reflect.String:
-			fv.SetString("s" + tag)
-		case reflect.Bool:
-			fv.SetBool(true)
-		}
+// TestConfigArgs pins manifest.json's args: the keys in their order (the
+// manifest's bytes depend on it), each parameter's value from the table,
+// check and poison_ghost from Config.Params, and pure_comm left out.
+func TestConfigArgs(t *testing.T) {
+	c := testConfig()
+	c.Params.Flops, c.Params.Bytes, c.Params.Chunk, c.Params.PureComm, c.Params.PoisonGhost = 11, 12, 13, 14, true
+	c.B, c.OMPNumThreads, c.ElemSize, c.CSV = 3, 4, 8, "all.csv"
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
 	}
-	p := c.Params()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var got []string
+	vals := map[string]any{}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("%s: starts %v %v", b, tok, err)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, tok.(string))
+		vals[tok.(string)] = v
+	}
+	want := []string{"mode", "ranks", "threads", "N", "halo", "kernel", "radius", "timesteps", "B", "poll_every",
+		"mpi_thread", "mpi_thread_provided", "progress", "omp_schedule", "omp_chunk", "omp_bind", "omp_places",
+		"omp_num_threads", "flops_per_point", "bytes_per_point", "iters", "warmup", "check", "check_every",
+		"poison_ghost", "sync", "trace", "trace_iters", "trace_detail", "transport", "out_dir", "run_id", "csv",
+		"csv_mode", "manifest", "platform", "hostname", "git_sha", "timestamp", "mpi_impl", "mpi_version",
+		"impairment", "elem_size"}
+	if !slices.Equal(got, want) {
+		t.Errorf("args keys\n%q\nwant\n%q", got, want)
+	}
 	for _, f := range params.Fields() {
+		v, ok := vals[f.Key]
 		if f.Key == "pure_comm" {
+			if ok {
+				t.Errorf("args write pure_comm")
+			}
 			continue
 		}
-		fv, ok := byTag[f.Key]
-		if !ok {
-			t.Errorf("Config has no field tagged %q", f.Key)
-			continue
-		}
-		if got, want := f.Value(&p), fv.Interface(); got != want {
-			t.Errorf("%s: Params gives %v, Config's field holds %v", f.Key, got, want)
+		if want := fmt.Sprint(f.Value(&c.Params)); fmt.Sprint(v) != want {
+			t.Errorf("%s = %v, want %v", f.Key, v, want)
 		}
 	}
-	if !p.Check || !p.PoisonGhost {
-		t.Errorf("Check %v PoisonGhost %v, want both true", p.Check, p.PoisonGhost)
+	for k, want := range map[string]string{"B": "3", "omp_num_threads": "4", "check": "true", "poison_ghost": "true",
+		"mpi_thread": "funneled", "csv": "all.csv", "hostname": "host,a", "elem_size": "8"} {
+		if fmt.Sprint(vals[k]) != want {
+			t.Errorf("%s = %v, want %s", k, vals[k], want)
+		}
 	}
 }
 
@@ -63,7 +84,7 @@ func TestTraceConfig(t *testing.T) {
 			t.Errorf("env lacks %s: %v", k, env)
 		}
 	}
-	if run["P"] != c.Ranks || run["poll_every"] != c.PollEvery || env["omp_schedule"] != c.OMPSchedule {
+	if run["P"] != c.Params.Ranks || run["poll_every"] != c.Params.PollEvery || env["omp_schedule"] != c.Params.Schedule {
 		t.Errorf("values: run %v env %v", run, env)
 	}
 }

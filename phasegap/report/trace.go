@@ -174,11 +174,11 @@ func traceEnv() []string { return []string{"progress", "omp_schedule", "omp_chun
 // runConfig is the run configuration the trace carries: B and the
 // parameters of the run's results (params.Fields) but traceEnv's.
 func runConfig(c Config, d Derived) map[string]any {
-	p := c.Params()
+	p := &c.Params
 	_, fs := resultFields(traceEnv()...)
 	m := map[string]any{"B": d.B}
 	for _, f := range fs {
-		m[f.Col()] = f.Value(&p)
+		m[f.Col()] = f.Value(p)
 	}
 	return m
 }
@@ -186,7 +186,7 @@ func runConfig(c Config, d Derived) map[string]any {
 // envSummary is the MPI/OpenMP environment summary the trace carries,
 // with traceEnv's parameters.
 func envSummary(c Config) map[string]any {
-	p := c.Params()
+	p := &c.Params
 	m := map[string]any{"mpi_impl": c.MPIImpl, "mpi_version": c.MPIVersion,
 		"mpi_thread_requested": c.MPIThreadRequested, "mpi_thread_provided": c.MPIThreadProvided,
 		"transport": c.Transport, "impairment": c.Impairment,
@@ -194,7 +194,7 @@ func envSummary(c Config) map[string]any {
 		"omp_places": c.OMPPlaces, "platform": c.Platform, "hostname": c.Hostname}
 	fs, _ := resultFields(traceEnv()...)
 	for _, f := range fs {
-		m[f.Col()] = f.Value(&p)
+		m[f.Col()] = f.Value(p)
 	}
 	return m
 }

@@ -18,8 +18,8 @@ func RankXSpace(cfg Config, r Rank) *xplanepb.XSpace {
 	b := xspace.NewPlaneBuilder(int64(r.Rank), fmt.Sprintf("/rank:%d", r.Rank))
 	b.AddStat(xspace.Int("node_id", int64(r.Rank)))
 	b.AddStat(xspace.Str("run_id", cfg.RunID))
-	b.AddStat(xspace.Str("phasegap_mode", cfg.Mode))
-	b.AddStat(xspace.Int("threads", int64(cfg.Threads)))
+	b.AddStat(xspace.Str("phasegap_mode", cfg.Params.Mode))
+	b.AddStat(xspace.Int("threads", int64(cfg.Params.Threads)))
 	space := &xplanepb.XSpace{Planes: []*xplanepb.XPlane{b.Plane()}, Hostnames: []string{cfg.Hostname}}
 	if len(r.Samples) == 0 {
 		return space

@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chronosync/chronosync/phasegap/params"
 	"github.com/chronosync/chronosync/trace/xspace"
 )
 
@@ -18,7 +19,8 @@ func TestRankXSpace(t *testing.T) {
 		{Iter: 8, Start: 1100, Total: 90, InteriorStart: 1105, WaitStart: 1170, BoundaryStart: 1185,
 			Threads: []Span{{1105, 1160}, {1106, 1169}}},
 	}}
-	space := RankXSpace(Config{RunID: "r1", Mode: "phase_nb", Threads: 2}, r)
+	space := RankXSpace(Config{Params: params.Params{Settings: params.Settings{Mode: "phase_nb",
+		Threads: 2}}, RunID: "r1"}, r)
 	b, err := proto.Marshal(space)
 	if err != nil {
 		t.Fatal(err)

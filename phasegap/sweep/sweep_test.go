@@ -105,7 +105,7 @@ func (f *fakeRunner) Run(ctx context.Context, p Point, dir string) (string, erro
 	if f.fail[p.ID()] {
 		return "", errors.New("mpirun exited 1\nmore detail")
 	}
-	cfg := report.Config{Mode: p.Params.Mode, Ranks: p.Params.Ranks, Threads: p.Params.Threads, Halo: p.Params.Halo, Transport: p.Transport}
+	cfg := report.Config{Params: p.Params, Transport: p.Transport}
 	row := report.Aggregate(cfg, nil, 0)
 	row.WaitFrac = float64(p.Params.Threads) / 10
 	var b bytes.Buffer

@@ -55,13 +55,13 @@ const exactWorst = 1e-3
 
 // synthConfig is a full run configuration, as an MPI run records it.
 func synthConfig(r run) report.Config {
-	return report.Config{Mode: r.mode, Ranks: 2, Threads: r.threads, N: r.n, Halo: 64, Kernel: phasegap.KernelStencil3,
-		Radius: synthRadius, Timesteps: r.steps, PollEvery: 1024, MPIThreadRequested: "funneled",
-		MPIThreadProvided: "funneled", Progress: "inline_poll", OMPSchedule: "static", OMPPlaces: "cores",
-		FlopsPerPoint: r.f, BytesPerPoint: r.b, Iters: 100, Warmup: 10, Check: true, CheckEvery: 50,
-		Sync: "none", Transport: "shm", OutDir: "runs/t", RunID: "t1", CSVMode: "write", Manifest: true,
-		Platform: "linux", Hostname: "h", GitSHA: "abc", Timestamp: "2026-01-02T03:04:05Z",
-		MPIImpl: "Open MPI", MPIVersion: "4.1.4", Impairment: "none"}
+	return report.Config{Params: phasegap.Params{Settings: phasegap.Settings{Mode: r.mode, Threads: r.threads,
+		N: r.n, Halo: 64, Kernel: phasegap.KernelStencil3, Radius: synthRadius, Timesteps: r.steps,
+		PollEvery: 1024, Progress: "inline_poll", Schedule: "static", Flops: r.f, Bytes: r.b, Iters: 100,
+		Warmup: 10}, Ranks: 2, Check: true, CheckEvery: 50, Sync: "none"}, MPIThreadRequested: "funneled",
+		MPIThreadProvided: "funneled", OMPPlaces: "cores", Transport: "shm", OutDir: "runs/t", RunID: "t1",
+		CSVMode: "write", Manifest: true, Platform: "linux", Hostname: "h", GitSHA: "abc",
+		Timestamp: "2026-01-02T03:04:05Z", MPIImpl: "Open MPI", MPIVersion: "4.1.4", Impairment: "none"}
 }
 
 // synthRow is the row of run r under costs c, its times from the model's
@@ -264,11 +264,11 @@ func TestCalibrateSkips(t *testing.T) {
 		want string
 	}{
 		{odd(func(r *report.Row) { r.Config.Transport = report.WorldSim }), "transport sim: not an MPI run"},
-		{odd(func(r *report.Row) { r.Config.Mode = phasegap.ModeNBTest }), "mode nb_test tests during the interior"},
-		{odd(func(r *report.Row) { r.Config.Progress = "progress_thread" }), "progress_thread: its helper thread"},
-		{odd(func(r *report.Row) { r.Config.OMPSchedule = "dynamic" }), "omp_schedule dynamic: the model shares the interior statically"},
+		{odd(func(r *report.Row) { r.Config.Params.Mode = phasegap.ModeNBTest }), "mode nb_test tests during the interior"},
+		{odd(func(r *report.Row) { r.Config.Params.Progress = "progress_thread" }), "progress_thread: its helper thread"},
+		{odd(func(r *report.Row) { r.Config.Params.Schedule = "dynamic" }), "omp_schedule dynamic: the model shares the interior statically"},
 		{odd(func(r *report.Row) { r.TInterior.Avg = math.NaN() }), "t_interior_mean_avg NaN: expected a time above 0"},
-		{odd(func(r *report.Row) { r.Config.N = 16 }), "no interior points (N 16 ≤ 2·R·S = 16)"},
+		{odd(func(r *report.Row) { r.Config.Params.N = 16 }), "no interior points (N 16 ≤ 2·R·S = 16)"},
 	}
 	for _, b := range bad {
 		rows = append(rows, b.row)
@@ -307,12 +307,12 @@ func TestCalibrateRefuses(t *testing.T) {
 		want string
 	}{
 		{"nothing", nil, "no usable run among 0 rows: calibrating needs at least one MPI run of phase_nb, phase_blk or phase_persist"},
-		{"only polling", []report.Row{edit(func(r *report.Row) { r.Config.Mode = phasegap.ModeTasks })},
+		{"only polling", []report.Row{edit(func(r *report.Row) { r.Config.Params.Mode = phasegap.ModeTasks })},
 			"no usable run among 1 rows: calibrating needs at least one MPI run of phase_nb, phase_blk or phase_persist (static schedule or --threads 1, no progress thread); skipped: "},
-		{"two kernels", []report.Row{good, edit(func(r *report.Row) { r.Config.Kernel = phasegap.KernelAxpy })},
+		{"two kernels", []report.Row{good, edit(func(r *report.Row) { r.Config.Params.Kernel = phasegap.KernelAxpy })},
 			"results.csv:3: kernel axpy, but "},
-		{"threads 0", []report.Row{edit(func(r *report.Row) { r.Config.Threads = 0 })}, "results.csv:2: column T: 0: expected 1 to 1024"},
-		{"flops beyond", []report.Row{edit(func(r *report.Row) { r.Config.FlopsPerPoint = phasegap.MaxIntense + 1 })}, "column flops_per_point: 1048577: expected 0 to 1048576"},
+		{"threads 0", []report.Row{edit(func(r *report.Row) { r.Config.Params.Threads = 0 })}, "results.csv:2: column T: 0: expected 1 to 1024"},
+		{"flops beyond", []report.Row{edit(func(r *report.Row) { r.Config.Params.Flops = phasegap.MaxIntense + 1 })}, "column flops_per_point: 1048577: expected 0 to 1048576"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := Calibrate(records(t, tc.rows))

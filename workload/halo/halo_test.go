@@ -42,7 +42,7 @@ func runSim(t *testing.T, p phasegap.Params, costs Costs, delay time.Duration, b
 		out = append(out, r.Result())
 		sums = append(sums, report.Summarize(r.Result()))
 	}
-	return report.Aggregate(report.Config{Mode: p.Mode, Ranks: p.Ranks, Threads: p.Threads, Halo: p.Halo}, sums, 0), out
+	return report.Aggregate(report.Config{Params: p}, sums, 0), out
 }
 
 func params(mode string, ranks, threads int) phasegap.Params {
