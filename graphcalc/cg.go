@@ -26,11 +26,15 @@ const (
 // conjugate gradients, restarted from the true residual while rounding
 // hides it, and by dense Cholesky when that fails.
 func (s *system) solve(x []float64) error {
+	return s.solveFor(x, s.rhs())
+}
+
+// solveFor is solve with the right-hand side b given.
+func (s *system) solveFor(x, b []float64) error {
 	if s.n == 1 {
 		x[0] = 0
 		return nil
 	}
-	b := s.rhs()
 	maxIter := 10*s.n + 100
 	best := math.Inf(1)
 	for attempt := 0; attempt <= maxRestarts; attempt++ {
@@ -82,11 +86,15 @@ func (s *system) denseSolve(x, b []float64) error {
 
 // apply sets y = N x.
 func (s *system) apply(x, y []float64) {
+	n := len(s.diag)
+	x, y, start := x[:n], y[:n], s.start[:n+1] // spares bounds checks
 	for i, d := range s.diag {
 		acc := d * x[i]
-		lo, hi := s.start[i], s.start[i+1]
+		lo, hi := start[i], start[i+1]
+		cols := s.col[lo:hi]
 		vs := s.val[lo:hi]
-		for p, j := range s.col[lo:hi] {
+		vs = vs[:len(cols)]
+		for p, j := range cols {
 			acc += vs[p] * x[j]
 		}
 		y[i] = acc

@@ -148,7 +148,8 @@ func (f *fitter) assess(rate *rows, xo, xr []float64, ids []int) (Consistency, [
 	if con.Consistent {
 		return con, extra
 	}
-	ls, cands := f.candidates(xo, c2, dof)
+	ls, cands := f.tryOut(xo, c2, dof)
+	cands = slices.Clone(cands)
 	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(b.drop, a.drop) })
 	// The hypotheses each node's Sigma must cover: every link whose
 	// removal alone makes the fit consistent (or, where removing the whole

@@ -76,6 +76,24 @@ func (s *system) exactInverse() (func(i, j int) float64, error) {
 // gradients (a last, partial block is padded with zero columns) on the
 // Jacobi-scaled system D^-½ N D^-½ (D = diag N), which is Jacobi-
 // preconditioned conjugate gradients without the preconditioning pass.
+//
+// Most of ‖W^½ A N⁻¹ e_i‖² is known without the sketch, which then only
+// has to estimate the rest (a control variate): N⁻¹ e_i is close to
+// m_i = D⁻¹ e_i + g, the node's own share plus g = N⁻¹ π, the potential
+// of a unit injected in proportion to the weighted degrees (where a walk
+// from i soon spreads), the same for every node. With v = W^½ A N⁻¹ e_i
+// and u = W^½ A m_i, ‖u‖² = m_iᵀ N m_i and ⟨v, u⟩ = (m_i)_i are exact and
+// cheap, Q u comes from the projections' right-hand sides, and
+//
+//	‖Q v‖² − β·(‖Q u‖² − ‖u‖²),  β = (⟨v, u⟩/‖u‖²)²
+//
+// is still unbiased; β is the coefficient that minimises its variance
+// (for Gaussian projections), which is then set by the part of v not
+// along u: small on well-connected graphs, and never more than without
+// the control variate. The estimate is floored at 1/N_ii, a lower bound
+// of (N⁻¹)_ii. g also starts each block's solves (its Galerkin solution
+// on g), which takes out the slowest mode of a system grounded at one
+// node and halves their iterations.
 func (s *system) sketchVariance(k int, rng *rand.Rand) []float64 {
 	v := make([]float64, s.n)
 	if s.n == 1 {
@@ -85,6 +103,7 @@ func (s *system) sketchVariance(k int, rng *rand.Rand) []float64 {
 	for i, d := range s.diag {
 		h[i] = 1 / math.Sqrt(d)
 	}
+	g, ng, gng := s.spread()
 	op := blockOp{start: s.start, col: s.col, val: make([]float64, len(s.val))}
 	for i := range s.diag {
 		for p := s.start[i]; p < s.start[i+1]; p++ {
@@ -93,6 +112,7 @@ func (s *system) sketchVariance(k int, rng *rand.Rand) []float64 {
 	}
 	scale := 1 / math.Sqrt(float64(k))
 	b, y := make([]blk, s.n), make([]blk, s.n)
+	vm := make([]float64, s.n) // ‖Q W^½ A m_i‖²
 	ws := newBlockWork(s.n)
 	for t0 := 0; t0 < k; t0 += sketchBlock {
 		cols := min(sketchBlock, k-t0)
@@ -111,14 +131,70 @@ func (s *system) sketchVariance(k int, rng *rand.Rand) []float64 {
 			}
 		}
 		b[s.ref] = blk{}
+		var qg blk // Q W^½ A g
+		for i := range b {
+			if gi := g[i] / h[i]; gi != 0 {
+				for t, bt := range &b[i] {
+					qg[t] += bt * gi
+				}
+			}
+		}
+		for i := range y { // the Galerkin solution on g
+			if gi := g[i] / h[i] / gng; gng > 0 && gi != 0 {
+				for t := range y[i] {
+					y[i][t] = gi * qg[t]
+				}
+			}
+		}
 		op.cg(y, b, ws, sketchTol, 2*s.n+100)
 		for i := range v {
-			for _, z := range y[i] {
-				v[i] += z * z * h[i] * h[i]
+			for t, z := range y[i] {
+				zi, mi := z*h[i], b[i][t]*h[i]+qg[t]
+				v[i] += zi * zi
+				vm[i] += mi * mi
 			}
 		}
 	}
+	for i, d := range s.diag {
+		if i == s.ref {
+			v[i] = 0
+			continue
+		}
+		mm := 1/d + 2*ng[i]/d + gng // ‖W^½ A m_i‖²
+		beta := (1/d + g[i]) / mm   // ⟨W^½ A N⁻¹ e_i, W^½ A m_i⟩/‖W^½ A m_i‖²
+		v[i] = max(v[i]-beta*beta*(vm[i]-mm), 1/d)
+	}
 	return v
+}
+
+// spread returns g ≈ N⁻¹ π, with π the weighted degrees normalised to a
+// sum of 1 (0 at the reference), and, for the g it returns, N g and
+// gᵀ N g.
+func (s *system) spread() (g, ng []float64, gng float64) {
+	pi := make([]float64, s.n)
+	var sum float64
+	for i, d := range s.diag {
+		if i != s.ref {
+			sum += d
+		}
+	}
+	for i, d := range s.diag {
+		if i != s.ref {
+			pi[i] = d / sum
+		}
+	}
+	g, ng = make([]float64, s.n), make([]float64, s.n)
+	s.cg(g, pi, sketchTol, 2*s.n+100)
+	s.apply(g, ng)
+	for i, v := range g {
+		gng += v * ng[i]
+	}
+	if !(gng > 0) || math.IsInf(gng, 0) { // no use: m_i = D⁻¹ e_i alone
+		clear(g)
+		clear(ng)
+		gng = 0
+	}
+	return g, ng, gng
 }
 
 // blk holds sketchBlock columns of one node.

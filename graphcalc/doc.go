@@ -62,7 +62,13 @@
 // loop inconsistencies to spread; later passes warm-start from the
 // previous solution. Should conjugate gradients fail, systems of up to
 // 2048 unknowns fall back to dense Cholesky (gonum/mat); larger ones wrap
-// ErrNotConverged. Tests compare against dense Cholesky.
+// ErrNotConverged. Tests compare against dense Cholesky. The systems that
+// outlier rejection tries (below) are not assembled anew: removing rows
+// between nodes a and b changes only a's and b's entries of N and of
+// Aᵀ W t, which are summed again over their kept rows in the order a new
+// assembly sums them, so they are the same to the bit; and the assessment
+// of an inconsistent fit reuses the candidates that rejection tried at the
+// same solution.
 //
 // # Consistency
 //
@@ -152,17 +158,33 @@
 // projecting the rows of W^½ A onto SketchDim = k random ±1/√k vectors
 // (PCG seeded by Options.Seed) gives an unbiased estimate whose relative
 // standard deviation is at most √(2/k), so σ is good to about √(1/2k):
-// 17.7% at the default k = 16. It costs k conjugate-gradient solves per
-// system, run as blocks of eight columns on the Jacobi-scaled system to a
-// relative residual of 1e-4 (against solving them exactly this adds a
-// median 1%, worst 3%, on a ring of 400, and nothing measurable on
-// expanders). Measured on a random 8-regular graph of 256 nodes against
-// the exact diagonal (TestSketchAccuracy, four seeds), the median relative
-// error of σ is 0.108 (U) and 0.121 (Rate), worst 0.59, at k = 16; 0.098
-// and 0.077, worst 0.39, at k = 32; 0.033 and 0.037, worst 0.18, at
-// k = 128. k = 16 is the default because it halves the sketch's cost (the
-// larger part of a large Solve) for an uncertainty that is itself an
-// estimate; Options.SketchDim buys more precision where it is wanted.
+// 17.7% at the default k = 16. Most of that norm is known without the
+// sketch, which then only estimates the rest (a control variate): N⁻¹ e_i
+// is close to D⁻¹ e_i + g (D = diag N), the node's own share plus
+// g = N⁻¹ π, the potential of a unit spread over the nodes in proportion
+// to their weighted degrees (where a walk from i soon spreads), one solve
+// for all nodes. The norm of that approximation and its inner product
+// with N⁻¹ e_i are exact, its projections come from the sketch's own
+// right-hand sides, and subtracting their error, with the coefficient that
+// minimises the variance, keeps the estimate unbiased; it is floored at
+// 1/N_ii, a lower bound of (N⁻¹)_ii. The sketch costs k conjugate-gradient
+// solves per system, run as blocks of eight columns on the Jacobi-scaled
+// system to a relative residual of 1e-4 (against solving them exactly this
+// adds a median 1%, worst 3%, on a ring of 400, and nothing measurable on
+// expanders), each block started from its Galerkin solution on g, which
+// takes out the slowest mode of a system grounded at one node and halves
+// the iterations (24 and 12 instead of 54 and 25 for the rate and offset
+// systems of 10,000 nodes). Measured on random 8-regular graphs against
+// the exact diagonal, the median relative error of σ at k = 16 is 0.056
+// (U) and 0.056 (Rate), worst 0.49, at 256 nodes (TestSketchAccuracy, four
+// seeds; 0.108 and 0.121, worst 0.59, without the control variate);
+// 0.071 and 0.057, worst 0.46, at 1,024 nodes (BenchmarkSolve10k reports
+// these); 0.060 and 0.053, worst 0.57, at 2,048; at k = 32, 0.044 and
+// 0.040, worst 0.37, at 2,048. On a ring of 400, where the approximation
+// is worst, 0.097 and 0.086, worst 0.46, at k = 16. k = 16 is the default
+// because the sketch is the larger part of a large Solve, for an
+// uncertainty that is itself an estimate; Options.SketchDim buys more
+// precision where it is wanted.
 //
 // # Precision
 //
@@ -190,13 +212,23 @@
 // # Determinism and cost
 //
 // Solve is deterministic: no map decides an order, the only randomness is
-// the seeded sketch, and there are no goroutines and no clocks. On a
-// random 8-regular graph of 1,024 nodes with both directions of every
-// link (8,192 edges, Sigma 3–48 ns) a Solve, one rejection pass and the
-// sketched covariance included, takes 23–37 ms on one core of a shared
-// 2-core 2.5 GHz Xeon VM, depending on what its neighbours do
-// (BenchmarkSolve1024); in the same runs BenchmarkSolve1024Sketch32, with
-// 32 projections, takes about 1.5 times as long. About half of it is the
-// sketch's 2×16 solves; the rate system's need twice the iterations of the
-// offset system's.
+// the seeded sketch, and there are no goroutines and no clocks. On random
+// 8-regular graphs with both directions of every link (Sigma 3–48 ns) a
+// Solve, the rejection pass and the sketched covariance included, costs on
+// one core of a shared 2-core AMD EPYC VM (-cpu 1; the benchmarks report
+// the process's CPU time as cpu-ms/solve beside the wall time, which the
+// machine's neighbours inflate two- or threefold): 5.5–5.7 ms of CPU at
+// 1,024 nodes (8,192 edges, BenchmarkSolve1024; 7.5–8.4 ms before the
+// candidates' systems were derived and the sketch took its control
+// variate), 61–62 ms at 10,000 nodes (80,000 edges, BenchmarkSolve10k;
+// 94–101 ms before). With one direction of one link 5 µs off, rejection
+// tries the eight worst links (24 solves) and takes 169–177 ms
+// (BenchmarkSolve10kOutlier); with every Sigma understated by 30 %, the
+// fit inconsistent with no link to blame, 154–160 ms
+// (BenchmarkSolve10kUnderstated; the assessment reuses rejection's
+// candidates); with three bad links, each rejected in its own round, about
+// 380 ms (BenchmarkSolve10kThreeOutliers; 650 ms before). The sketch's 2×16 solves are about 60% of a consistent Solve at
+// 10,000 nodes; the candidates' solves, about 40 conjugate-gradient
+// iterations each to the relative residual of 1e-14 that offsets of ±1 s
+// need, most of an inconsistent one.
 package graphcalc

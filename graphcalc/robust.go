@@ -96,6 +96,43 @@ type fitter struct {
 	all    *rows
 	kept   []bool
 	o      Options
+	// inc lists all's rows by node (made on first use).
+	inc *incidence
+	// last is the latest call of candidates, which assess reuses when
+	// rejection stopped at the same solution.
+	last *tried
+}
+
+// tried is one call of candidates: its solution, kept rows and result.
+type tried struct {
+	x     []float64
+	kept  []bool
+	ls    []link
+	cands []candidate
+}
+
+// same reports whether t was tried at the solution x with the rows kept.
+func (t *tried) same(x []float64, kept []bool) bool {
+	if t == nil || !slices.Equal(t.kept, kept) {
+		return false
+	}
+	for i, v := range t.x {
+		if math.Float64bits(v) != math.Float64bits(x[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// tryOut is candidates, reusing the result of its latest call when x and
+// the kept rows are the same (it is a function of them alone).
+func (f *fitter) tryOut(x []float64, c2 float64, dof int) ([]link, []candidate) {
+	if f.last.same(x, f.kept) {
+		return f.last.ls, f.last.cands
+	}
+	ls, cands := f.candidates(x, c2, dof)
+	f.last = &tried{x: slices.Clone(x), kept: slices.Clone(f.kept), ls: ls, cands: cands}
+	return ls, cands
 }
 
 // candidates tries removing each of the o.Candidates links that carry the
@@ -114,30 +151,37 @@ func (f *fitter) candidates(x []float64, c2 float64, dof int) ([]link, []candida
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(score[b], score[a]) })
+	if f.inc == nil {
+		f.inc = newIncidence(f.n, f.all)
+	}
+	base := newSystem(f.n, f.ref, f.all, f.kept)
+	b := base.rhs()
 	var out []candidate
 	for _, k := range order[:min(len(order), f.o.Candidates)] {
 		l := ls[k]
 		if !f.cut(l.rows) {
-			out = append(out, f.without(x, k, l.rows, c2, dof))
+			out = append(out, f.without(base, b, x, k, l.rows, c2, dof))
 		}
 		if len(l.rows) > 1 { // one direction alone never cuts
 			for _, e := range l.rows {
-				out = append(out, f.without(x, k, []int{e}, c2, dof))
+				out = append(out, f.without(base, b, x, k, []int{e}, c2, dof))
 			}
 		}
 	}
 	return ls, out
 }
 
-// without solves the offset problem without rows, starting from x.
-func (f *fitter) without(x []float64, k int, rows []int, c2 float64, dof int) candidate {
+// without solves the offset problem without rows (all between one pair
+// of nodes), starting from x; base and b are the normal matrix and
+// right-hand side of the kept rows.
+func (f *fitter) without(base *system, b, x []float64, k int, rows []int, c2 float64, dof int) candidate {
 	kept := slices.Clone(f.kept)
 	for _, e := range rows {
 		kept[e] = false
 	}
 	c := candidate{link: k, rows: rows, x: slices.Clone(x)}
-	sys := newSystem(f.n, f.ref, f.all, kept)
-	if err := sys.solve(c.x); err != nil {
+	sys, rhs := base.without(f.all, f.inc, kept, b, int(f.all.src[rows[0]]), int(f.all.dst[rows[0]]))
+	if err := sys.solveFor(c.x, rhs); err != nil {
 		c.chi2, c.dof = c2, dof // no better: never chosen
 		return c
 	}
@@ -259,7 +303,7 @@ func (f *fitter) reject(x []float64, ids []int) []Suspect {
 		if dof <= 0 || pValue(c2, dof) >= f.o.ConsistencyP {
 			break
 		}
-		ls, cands := f.candidates(x, c2, dof)
+		ls, cands := f.tryOut(x, c2, dof)
 		c, ok := pick(cands, q1, f.o.RejectMargin)
 		if !ok {
 			break

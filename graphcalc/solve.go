@@ -239,7 +239,16 @@ func validate(in Input) ([]int, [][2]int32, error) {
 			return nil, nil, fmt.Errorf("node %d is listed twice: %w", nodes[i], ErrBadInput)
 		}
 	}
+	// Ids that run without gaps (the usual 0..n−1) are their own
+	// positions less the first.
+	dense := len(nodes) > 0 && nodes[len(nodes)-1]-nodes[0] == len(nodes)-1
 	pos := func(id int) int32 {
+		if dense {
+			if id < nodes[0] || id > nodes[len(nodes)-1] {
+				return -1
+			}
+			return int32(id - nodes[0])
+		}
 		i, ok := slices.BinarySearch(nodes, id)
 		if !ok {
 			return -1
