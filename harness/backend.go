@@ -12,8 +12,8 @@ import (
 )
 
 // backend is a world as the root drives it: the engine's Backend (the
-// simulator of harness/simbackend, or the real backend) and how the root
-// judges its run, measuring the run's conditions against their bounds
+// simulator of harness/simbackend, or harness/realbackend) and how the
+// root judges its run, measuring the run's conditions against their bounds
 // into the summary (Status, Conditions) once the protocol has summarised
 // the run.
 type backend struct {

@@ -3,9 +3,11 @@ package harness
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
-	"time"
+
+	"github.com/chronosync/chronosync/analysis/groundtruth"
 )
 
 // Run statuses (Summary.Status).
@@ -99,5 +101,34 @@ func printStatus(w io.Writer, s Summary) {
 	}
 }
 
-// durNS is d in ns, as a float64 for a Condition.
-func durNS(d time.Duration) float64 { return float64(d) }
+// judgeTrust checks the run's figures against its ground truth: the sync
+// protocol's node-round errors against the σ it reported, the ping
+// exchanges' against half their round trip. A real run on one host knows
+// its truth (the clocks it injected); one that did not honour its σ says
+// so rather than print figures that read as trustworthy.
+func judgeTrust(cs *conditions, s *Summary) {
+	// 1 − Target, worked out as the shares are (a constant's exact
+	// 0.01 would not equal 1 − 0.99 at run time).
+	target := groundtruth.Target
+	bound := 1 - target
+	if sy := s.Sync; sy != nil {
+		if c := sy.Calibration; c != nil && c.Points > 0 {
+			worst := ""
+			if len(c.Worst) > 0 {
+				worst = fmt.Sprintf(" (%.1f ns off at σ %.1f ns)", math.Abs(c.Worst[0].ErrorNS), c.Worst[0].SigmaNS)
+			}
+			cs.check("node-round errors beyond 3 reported σ", 1-c.Within3, bound, "share",
+				fmt.Sprintf("%s points against the injected clocks, worst %.1f σ%s: a reported σ must contain its error",
+					Count(int64(c.Points)), c.Sigmas.Max, worst))
+		}
+	}
+	if t := s.Trace; t != nil && t.AlignedEvents > 0 {
+		cs.check("aligned events beyond 3 reported σ", 1-t.Within(), bound, "share",
+			fmt.Sprintf("%s events of the combined trace against their tracer readings' true times, worst %.1f σ (%.0f ns)",
+				Count(int64(t.AlignedEvents)), t.ErrorSigmas.Max, t.ErrorNS.Max))
+	}
+	if p := s.Ping; p != nil && p.RTT.N > 0 {
+		cs.check("ping errors beyond half the round trip", 1-p.WithinBound, bound, "share",
+			fmt.Sprintf("%s exchanges against the injected clocks: an NTP exchange's error lies within half its round trip unless its timestamps do not", Count(int64(p.RTT.N))))
+	}
+}

@@ -12,9 +12,8 @@ import (
 	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/harness/phasegaprun"
 	"github.com/chronosync/chronosync/harness/pingrun"
+	"github.com/chronosync/chronosync/harness/realbackend"
 	"github.com/chronosync/chronosync/harness/syncrun"
-	"github.com/chronosync/chronosync/real"
-	"github.com/chronosync/chronosync/real/hostload"
 )
 
 // Summary is summary.json: the outcome of a run. Like the manifest it
@@ -33,7 +32,7 @@ type Summary struct {
 	Sync      *syncrun.SyncSummary  `json:"sync,omitempty"`
 	Trace     *syncrun.TraceSummary `json:"trace,omitempty"`
 	Phasegap  *phasegaprun.Summary  `json:"phasegap,omitempty"`
-	Real      *RealSummary          `json:"real,omitempty"`
+	Real      *realbackend.Summary  `json:"real,omitempty"`
 	// Status is StatusOK, StatusDegraded when a measured condition of
 	// the run crossed its bound, or StatusFailed when the run measured
 	// nothing of its scenario (StatusReason says why).
@@ -46,70 +45,17 @@ type Summary struct {
 	Conditions []Condition `json:"conditions,omitempty"`
 }
 
-// RealSummary says how a real-backend run ran: what carried its packets and
-// where its timestamps came from.
-type RealSummary struct {
-	// Topology is the netlab kind: direct (one veth pair), bridge (a Linux
-	// bridge, no impairment) or relay (the userspace shaper).
-	Topology string `json:"topology"`
-	// Impairment is what applied the links' parameters: none, userspace or
-	// netem.
-	Impairment string `json:"impairment"`
-	// Timestamps counts datagram timestamps by source: the kernel's
-	// software timestamps or the user-space fallback.
-	Timestamps real.TimestampStats `json:"timestamps"`
-	// TimestampSource is kernel, user or mixed.
-	TimestampSource string `json:"timestamp_source"`
-	// ReleaseLateP99NS is the shaper's worst per-link p99 of (write time -
-	// scheduled release), in ns; 0 without a shaper.
-	ReleaseLateP99NS int64 `json:"release_late_p99_ns"`
-	// Rank is the node this process ran, in multi-host mode.
-	Rank *int `json:"rank,omitempty"`
-	// TimerLateness is how late the nodes' timers fired.
-	TimerLateness real.Lateness `json:"timer_lateness"`
-	// Host is what the machine did during the run: how busy its CPUs were,
-	// steal, CPU pressure, and the CPU this run used.
-	Host hostload.Reading `json:"host"`
-	// Phases is how long the boot, the protocol's run and the stop took.
-	Phases RealPhases `json:"phases"`
-	// CPUNeed is the CPU the run was estimated to need before it started.
-	CPUNeed float64 `json:"cpu_need_estimate"`
-	// Faults are the scenario's faults as the run applied them, in order.
-	Faults []RealFault `json:"faults,omitempty"`
-	// Authenticated says whether every datagram and stream frame was
-	// sealed with the cluster's key (Options.Key); what did not open under
-	// it is in the network's dropped counts, auth_*.
-	Authenticated bool `json:"authenticated"`
-}
+// RealSummary says how a real-backend run ran (realbackend.Summary:
+// summary.json's real section).
+type RealSummary = realbackend.Summary
 
-// RealFault is one action of a scenario's faults as a real run applied it:
-// when it was due (from the nodes' boot, as the simulator counts), how late
-// it came, and its error, if any.
-type RealFault struct {
-	What   string        `json:"what"`
-	Due    time.Duration `json:"due_ns"`
-	LateNS int64         `json:"late_ns"`
-	Error  string        `json:"error,omitempty"`
-}
+// RealFault is one action of a scenario's faults as a real run applied it
+// (realbackend.Fault).
+type RealFault = realbackend.Fault
 
-// printRealFaults writes the faults a real run applied, one a line.
-func printRealFaults(w io.Writer, fs []RealFault) {
-	if len(fs) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "faults: %d actions applied\n", len(fs))
-	for _, f := range fs {
-		fmt.Fprintf(w, "  at %v (%s late): %s%s\n", f.Due, FormatNS(float64(f.LateNS)), f.What, errSuffix(f.Error))
-	}
-}
-
-// authWord says whether a real run's messages were sealed.
-func authWord(sealed bool) string {
-	if sealed {
-		return "authenticated (every message sealed with the cluster key)"
-	}
-	return "unauthenticated (no key)"
-}
+// RealPhases is how long a real run's phases took in wall-clock time
+// (realbackend.Phases).
+type RealPhases = realbackend.Phases
 
 // errSuffix is ": e", or "" when e is.
 func errSuffix(e string) string {
@@ -130,13 +76,7 @@ func (r *Result) Print(w io.Writer) {
 	s := r.Summary
 	fmt.Fprintf(w, "scenario %s  seed %d  backend %s  nodes %d\n", s.Scenario, s.Seed, s.Backend, s.Nodes)
 	if rs := s.Real; rs != nil {
-		src := rs.TimestampSource
-		if src == "" {
-			src = "none (no datagram sent or received)"
-		}
-		fmt.Fprintf(w, "ran %.3gs in real time (boot %s, stop %s) on %s links (impairment %s), timestamps %s, %s\n",
-			s.Virtual, FormatNS(float64(rs.Phases.Start)), FormatNS(float64(rs.Phases.Stop)), rs.Topology, rs.Impairment, src, authWord(rs.Authenticated))
-		printRealFaults(w, rs.Faults)
+		rs.Print(w, s.Virtual)
 	} else {
 		fmt.Fprintf(w, "simulated %.3gs in %v wall (%s), %s events, event-log hash %s\n",
 			s.Virtual, r.Wall.Round(time.Millisecond), speed(s.Virtual, r.Wall), Count(s.Events), s.EventHash)

@@ -55,7 +55,7 @@ func layerOf() map[string]int {
 		"analysis/validate": offline, "report": offline,
 		"phasegap/plot": offline, "phasegap/output": offline, "phasegap/sweep": offline,
 
-		"harness": running, "harness/engine": running, "harness/phasegaprun": running, "harness/pingrun": running, "harness/syncrun": running, "harness/simbackend": running, "peers": running, "timepage": running, "ntpshm": running, "metrics": running,
+		"harness": running, "harness/engine": running, "harness/phasegaprun": running, "harness/pingrun": running, "harness/syncrun": running, "harness/simbackend": running, "harness/realbackend": running, "harness/cluster": running, "peers": running, "timepage": running, "ntpshm": running, "metrics": running,
 		"nodestatus": running, "phasegap/mpirun": running, "cmd/chronosync": running, "bench": running,
 		"ci/busy": running, "ci/needs": running, "ci/layers": running,
 	}

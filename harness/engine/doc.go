@@ -15,10 +15,11 @@
 // LockRunDir) and the network counters (NetworkStats).
 //
 // An adapter package (harness/phasegaprun) or a backend package
-// (harness/simbackend) imports engine, never the harness root; the root
-// imports the adapter and registers it in one line (harness/adapters.go),
-// and chooses the backend by Options.Backend. The root keeps what
-// composes a run: the run's lifecycle (runIn, runWith), the real backend
-// (for now), and summary.json's schema, to which an adapter adds its
-// section through Sections.
+// (harness/simbackend, harness/realbackend) imports engine, never the
+// harness root; the root imports the adapter and registers it in one line
+// (harness/adapters.go), and chooses the backend by Options.Backend. The
+// root keeps what composes a run: the run's lifecycle (runIn, runWith),
+// how a run is judged (the backend's conditions, then the workload's),
+// and summary.json's schema, to which an adapter adds its section through
+// Sections.
 package engine

@@ -1,4 +1,4 @@
-package harness
+package cluster
 
 import (
 	"bufio"
@@ -41,10 +41,10 @@ var rpdLineRE = regexp.MustCompile(`^(\S+?)\s*,\s*rank\s*=\s*(\S+)$`)
 // rpdDetectRE is the start of an rpd file's first node line.
 var rpdDetectRE = regexp.MustCompile(`^[^\s,]+\s*,\s*rank\s*=`)
 
-// IsRPDCluster reports whether a cluster file's data are in rpd's format:
+// IsRPD reports whether a cluster file's data are in rpd's format:
 // its first line that is neither blank nor a comment starts ADDRESS,rank=.
-// Anything else is taken as the YAML of [ClusterFile].
-func IsRPDCluster(data []byte) bool {
+// Anything else is taken as the YAML of [File].
+func IsRPD(data []byte) bool {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, len(data)+1)
 	for sc.Scan() {
@@ -65,7 +65,7 @@ func rpdStrip(line string) string {
 	return strings.TrimSpace(line)
 }
 
-// ParseRPDCluster parses rpd's cluster file (name is its name in errors):
+// ParseRPD parses rpd's cluster file (name is its name in errors):
 // lines of ADDRESS,rank=RANK, blank lines and # comments. It returns the
 // addresses by rank. The ranks must be 0..N-1 for the file's N nodes (two
 // or more), each once; each address is a node's unicast address, checked
@@ -73,7 +73,7 @@ func rpdStrip(line string) string {
 // unspecified, broadcast or multicast kind is refused; ::ffff:10.0.0.1 is
 // 10.0.0.1; 10.0.0.1/24 also refuses the subnet's broadcast), and no two
 // nodes' the same in any spelling. An error names the file and the line.
-func ParseRPDCluster(name string, data []byte) ([]netip.Addr, error) {
+func ParseRPD(name string, data []byte) ([]netip.Addr, error) {
 	type entry struct {
 		line int
 		text string
@@ -152,9 +152,9 @@ protocol: {kind: sync, mode: rounds, estimator: svm, cadence: 1ms, window: 2s}
 	return scenario.ParseDataUntilStopped(RPDScenarioName+" (rpd defaults)", []byte(text))
 }
 
-// loadRPDCluster is LoadCluster for rpd's format.
-func loadRPDCluster(path string, data []byte) (*Cluster, error) {
-	addrs, err := ParseRPDCluster(path, data)
+// loadRPD is Load for rpd's format.
+func loadRPD(path string, data []byte) (*Cluster, error) {
+	addrs, err := ParseRPD(path, data)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package harness
+package realbackend
 
 import (
 	"cmp"
@@ -27,7 +27,7 @@ type faultAction struct {
 // them on the real backend, in time order (stable: equal times keep the
 // file's order): the world crashes, restarts, steps and slows nodes; the
 // shaper cuts links for partitions and flaps.
-func (b *realBackend) faultActions(faults []scenario.Fault) []faultAction {
+func (b *Backend) faultActions(faults []scenario.Fault) []faultAction {
 	var out []faultAction
 	add := func(at time.Duration, what string, do func() error) {
 		out = append(out, faultAction{at, what, do})
@@ -69,7 +69,7 @@ func (b *realBackend) faultActions(faults []scenario.Fault) []faultAction {
 }
 
 // partition cuts (or heals) every directed link between two groups.
-func (b *realBackend) partition(groups [][]int, on bool) error {
+func (b *Backend) partition(groups [][]int, on bool) error {
 	var links [][2]int
 	for gi, g := range groups {
 		for hi, h := range groups {
@@ -86,7 +86,7 @@ func (b *realBackend) partition(groups [][]int, on bool) error {
 	return b.cutLinks(links, shaper.CutPartition, on)
 }
 
-func (b *realBackend) cutLinks(links [][2]int, why shaper.Cut, on bool) error {
+func (b *Backend) cutLinks(links [][2]int, why shaper.Cut, on bool) error {
 	if b.net == nil || b.net.shaper == nil {
 		return fmt.Errorf("no shaper to cut links with")
 	}
@@ -101,8 +101,8 @@ func (b *realBackend) cutLinks(links [][2]int, why shaper.Cut, on bool) error {
 // inject applies actions at their times from boot until ctx is done,
 // logging each to log, and returns what it applied. A real run's faults
 // come from this one goroutine, never from the nodes' loops.
-func inject(ctx context.Context, boot time.Time, actions []faultAction, log io.Writer) []RealFault {
-	var done []RealFault
+func inject(ctx context.Context, boot time.Time, actions []faultAction, log io.Writer) []Fault {
+	var done []Fault
 	t := time.NewTimer(0)
 	defer t.Stop()
 	<-t.C
@@ -114,7 +114,7 @@ func inject(ctx context.Context, boot time.Time, actions []faultAction, log io.W
 		case <-t.C:
 		}
 		late := time.Since(boot.Add(a.at))
-		rf := RealFault{What: a.what, Due: a.at, LateNS: int64(late)}
+		rf := Fault{What: a.what, Due: a.at, LateNS: int64(late)}
 		if err := a.do(); err != nil {
 			rf.Error = err.Error()
 		}

@@ -1,4 +1,4 @@
-package harness
+package cluster
 
 import (
 	"net/netip"
@@ -10,11 +10,11 @@ import (
 	"testing"
 )
 
-// TestParseRPDCluster: rpd's ADDRESS,rank=RANK lines give the addresses by
+// TestParseRPD: rpd's ADDRESS,rank=RANK lines give the addresses by
 // rank, with comments and blank lines, in any order; a repeated rank, one
 // address in two spellings, a missing rank, a non-unicast address and a
 // line of another form are refused, naming the file and line.
-func TestParseRPDCluster(t *testing.T) {
+func TestParseRPD(t *testing.T) {
 	for _, tc := range []struct {
 		name, data string
 		want       []string // addresses by rank
@@ -44,7 +44,7 @@ func TestParseRPDCluster(t *testing.T) {
 			err: `cluster c.rpd: 1 nodes: expected two or more lines`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseRPDCluster("c.rpd", []byte(tc.data))
+			got, err := ParseRPD("c.rpd", []byte(tc.data))
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v\nwant it to contain %q", err, tc.err)
@@ -65,9 +65,9 @@ func TestParseRPDCluster(t *testing.T) {
 	}
 }
 
-// TestIsRPDCluster: the format is told apart by content; the YAML format,
+// TestIsRPD: the format is told apart by content; the YAML format,
 // in block or flow style, with leading comments, is not rpd's.
-func TestIsRPDCluster(t *testing.T) {
+func TestIsRPD(t *testing.T) {
 	for _, tc := range []struct {
 		data string
 		rpd  bool
@@ -79,16 +79,16 @@ func TestIsRPDCluster(t *testing.T) {
 		{"{scenario: s.yaml, addresses: [10.0.0.1, 10.0.0.2]}\n", false},
 		{"", false},
 	} {
-		if got := IsRPDCluster([]byte(tc.data)); got != tc.rpd {
-			t.Errorf("IsRPDCluster(%q) = %v, want %v", tc.data, got, tc.rpd)
+		if got := IsRPD([]byte(tc.data)); got != tc.rpd {
+			t.Errorf("IsRPD(%q) = %v, want %v", tc.data, got, tc.rpd)
 		}
 	}
 }
 
-// TestLoadClusterRPD: LoadCluster reads an rpd file beside the YAML
+// TestLoadRPD: Load reads an rpd file beside the YAML
 // format: the addresses by rank, the default scenario of that many nodes
 // (until stopped; a star above RPDMeshMax), no key.
-func TestLoadClusterRPD(t *testing.T) {
+func TestLoadRPD(t *testing.T) {
 	for _, n := range []int{2, RPDMeshMax + 1} {
 		dir := t.TempDir()
 		var b strings.Builder
@@ -99,7 +99,7 @@ func TestLoadClusterRPD(t *testing.T) {
 		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		c, err := LoadCluster(path)
+		c, err := Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,11 +118,11 @@ func TestLoadClusterRPD(t *testing.T) {
 	}
 }
 
-// TestClusterRankFromEnv: the rank of a node without --rank is
+// TestRankFromEnvRPD: the rank of a node without --rank is
 // RPDT_CLOCKSYNC_RANK, else the node whose address RPDT_CLOCKSYNC_IP is,
 // else OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID; disagreeing RPDT
 // variables, an address of no node and a rank out of range are errors.
-func TestClusterRankFromEnv(t *testing.T) {
+func TestRankFromEnvRPD(t *testing.T) {
 	c := &Cluster{Addresses: []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3")}}
 	for _, tc := range []struct {
 		name   string
@@ -163,7 +163,7 @@ func TestClusterRankFromEnv(t *testing.T) {
 func TestDeployExamples(t *testing.T) {
 	var addrs [][]netip.Addr
 	for _, f := range []string{"cluster.example.rpd", "cluster.example.yaml"} {
-		c, err := LoadCluster(filepath.Join("..", "deploy", f))
+		c, err := Load(filepath.Join("..", "..", "deploy", f))
 		if err != nil {
 			t.Fatal(err)
 		}
