@@ -2,6 +2,7 @@ package phasegap
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/chronosync/chronosync/phasegap/report"
 )
@@ -14,6 +15,7 @@ func (r *rank) iterate(it int, s *report.Sample) error {
 	p, c := &r.p, r.c
 	r.done, r.doneAt, r.pollNS, r.tests, r.polls, r.pollErr = false, 0, 0, 0, 0, nil
 	s.Iter = it
+	r.it = it
 	s.WaitCalls = 0
 	s.Start = c.Now()
 	// Post: the sends leave from their own buffers, so that the interior
@@ -73,7 +75,7 @@ func (r *rank) iterate(it int, s *report.Sample) error {
 		s.CommEnd = c.Now()
 	}
 	s.BoundaryStart = c.Now()
-	r.boundary()
+	ghostErr := r.boundary()
 	end := c.Now()
 	s.Finish(end)
 	s.Poll = r.pollNS
@@ -84,6 +86,12 @@ func (r *rank) iterate(it int, s *report.Sample) error {
 	}
 	copy(s.Threads, r.spans)
 	if p.PoisonGhost {
+		if ghostErr != nil {
+			return ghostErr
+		}
+		if i := firstNaN(r.a[r.cur][h : h+n]); i >= 0 {
+			return &CheckError{Rank: c.Rank(), Iter: it, Cell: c.Rank()*n + i, Got: math.NaN(), Expected: math.NaN(), Kind: "NaN read"}
+		}
 		r.poison()
 	}
 	return nil
@@ -212,12 +220,27 @@ func (r *rank) spanEnd(tid int) {
 // step, the points that depend on them: the first and last s×R owned
 // points of step s and, for the steps after it, the ghost points the
 // next step reads (recomputed here rather than exchanged).
-func (r *rank) boundary() {
+//
+// It returns a *CheckError, under --poison_ghost, when a ghost cell the
+// boundary reads (the B nearest each end) is NaN after the unpack.
+func (r *rank) boundary() error {
 	p, rad := &r.p, r.d.Radius
 	h, n, steps := p.Halo, p.N, p.Timesteps
 	cur := r.a[r.cur]
 	copy(cur[0:h], r.recvL)
 	copy(cur[h+n:h+n+h], r.recvR)
+	if r.fault != nil {
+		r.fault(r.c.Rank(), r.it, cur, h, n)
+	}
+	var err error
+	if p.PoisonGhost {
+		b := r.d.B
+		if i := firstNaN(cur[h-b : h]); i >= 0 {
+			err = &CheckError{Rank: r.c.Rank(), Iter: r.it, Cell: h - b + i, Ghost: true, Got: math.NaN(), Expected: math.NaN(), Kind: "NaN read"}
+		} else if i := firstNaN(cur[h+n : h+n+b]); i >= 0 {
+			err = &CheckError{Rank: r.c.Rank(), Iter: r.it, Cell: h + n + i, Ghost: true, Got: math.NaN(), Expected: math.NaN(), Kind: "NaN read"}
+		}
+	}
 	for s := 1; s <= steps; s++ {
 		src, dst := r.a[(r.cur+s-1)%2], r.a[(r.cur+s)%2]
 		ext := (steps - s) * rad
@@ -230,4 +253,5 @@ func (r *rank) boundary() {
 		r.k.update(dst, src, hi, h+n+ext, &r.sinks[0])
 	}
 	r.cur = (r.cur + steps) % 2
+	return err
 }

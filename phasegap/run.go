@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/chronosync/chronosync/phasegap/params"
 	"github.com/chronosync/chronosync/phasegap/report"
 )
 
@@ -48,17 +49,51 @@ type rank struct {
 	spans     []report.Span
 	interiorF func(tid int)
 	tasksF    func(tid int)
+	it        int       // the iteration in progress
+	fault     faultHook // tests: an injected halo bug
 }
+
+// RunOptions are what Run's caller adds beyond the parameters.
+type RunOptions struct {
+	// OnStall is called once, from the stall watchdog's goroutine, when
+	// an iteration runs longer than Params.StallTimeout (a *StallError).
+	// The master is then blocked (in an exchange a stopped rank never
+	// answers, say): OnStall must end the process. Nil: no watchdog.
+	OnStall func(error)
+
+	// fault, for tests, corrupts the ghost zones after the halos are
+	// unpacked (an injected halo bug); nil: the envFault hook of builds
+	// tagged phasegap_fault, else none.
+	fault faultHook
+}
+
+// faultHook is called after the halos are unpacked into a (the current
+// array: N owned points between ghost zones of H) at iteration it.
+type faultHook func(rank, it int, a []float64, h, n int)
 
 // Run runs PhaseGap on c with p: warmup, the pure-communication pass,
 // then the measured iterations. The caller runs it on the rank's master
 // thread (locked to its OS thread under MPI).
-func Run(c Comm, p Params) (*Result, error) {
+func Run(c Comm, p Params) (*Result, error) { return RunWith(c, p, RunOptions{}) }
+
+// RunWith is Run with the caller's options: the stall watchdog's handler.
+//
+// With p.Check, every CheckEvery measured iterations (and after the
+// last) each rank compares its owned points, bit for bit, with a serial
+// recomputation that no exchange feeds (serialRef) and the ranks sum
+// the checksum and the count of failed ranks: a rank whose points differ
+// returns a *CheckError, the others ErrPeerFailed. With p.PoisonGhost, a
+// NaN in a ghost cell the boundary reads, or in an owned point after an
+// iteration, is a *CheckError at once.
+func RunWith(c Comm, p Params, o RunOptions) (*Result, error) {
 	d, err := p.Validate(c.Size())
 	if err != nil {
 		return nil, err
 	}
-	r := &rank{c: c, p: p, d: d, k: kernel{name: p.Kernel, flops: p.Flops, reads: p.Bytes / 8}}
+	r := &rank{c: c, p: p, d: d, k: kernel{name: p.Kernel, flops: p.Flops, reads: p.Bytes / 8}, fault: o.fault}
+	if r.fault == nil {
+		r.fault = envFault()
+	}
 	if err := r.setup(); err != nil {
 		return nil, err
 	}
@@ -71,45 +106,96 @@ func Run(c Comm, p Params) (*Result, error) {
 		r.prog = newProgressThread(r.halo, c.Now)
 		defer r.prog.close()
 	}
+	var ref *serialRef
+	if p.Check {
+		ref = newSerialRef(p.Kernel, d.Radius, c.Rank(), c.Size(), p.N, (p.Warmup+p.Iters)*p.Timesteps)
+	}
+	limit, auto := p.StallTimeout, p.StallTimeout == params.StallAuto
+	if auto {
+		limit = autoLimit(0)
+	}
+	w := startWatchdog(c.Rank(), limit, auto, o.OnStall)
+	defer w.close()
 	res := &Result{Derived: d, Rank: report.Rank{Rank: c.Rank(), Samples: make([]report.Sample, p.Iters)}}
 	for i := range res.Rank.Samples {
 		res.Rank.Samples[i].Threads = make([]report.Span, p.Threads)
 	}
 	var scratch report.Sample
 	scratch.Threads = make([]report.Span, p.Threads)
+	var slowest int64
 	for it := range p.Warmup {
+		w.progress(it, stageWarmup)
 		if err := r.iterate(it, &scratch); err != nil {
 			return nil, err
 		}
+		slowest = max(slowest, scratch.Total)
+		ref.advance(p.Timesteps)
 	}
-	if res.Rank.PureComm, err = r.pureComm(); err != nil {
+	if auto {
+		w.setLimit(autoLimit(slowest))
+	}
+	beat := func(s stage) func() { return func() { w.progress(p.Warmup-1, s) } }
+	if res.Rank.PureComm, err = r.pureComm(beat(stagePureComm)); err != nil {
 		return nil, err
 	}
-	res.Rank.PureWork = r.pureWork()
+	res.Rank.PureWork = r.pureWork(beat(stagePureWork))
 	if p.Sync != "none" {
 		if err := c.Barrier(); err != nil {
 			return nil, err
 		}
 	}
 	for i := range p.Iters {
+		it := p.Warmup + i
+		w.progress(it, stageIter)
 		if p.Sync == "barrier_each" {
 			if err := c.Barrier(); err != nil {
 				return nil, err
 			}
 		}
-		if err := r.iterate(p.Warmup+i, &res.Rank.Samples[i]); err != nil {
+		if err := r.iterate(it, &res.Rank.Samples[i]); err != nil {
 			return nil, err
 		}
+		// The recomputation steps with the run, outside the timed
+		// iteration, so that no check holds the other ranks for long.
+		ref.advance(p.Timesteps)
 		if p.Check && ((i+1)%p.CheckEvery == 0 || i == p.Iters-1) {
-			sum, err := c.SumUint64(r.checksum())
-			if err != nil {
-				return nil, fmt.Errorf("checksum after iteration %d: %w", i, err)
+			w.progress(it, stageCheck)
+			if err := r.check(ref, it, res); err != nil {
+				return nil, err
 			}
-			res.Checks = append(res.Checks, sum)
-			res.Rank.Checksum = sum
 		}
 	}
 	return res, nil
+}
+
+// check compares the owned points with the recomputation and sums the
+// checksum and the failed ranks over every rank.
+func (r *rank) check(ref *serialRef, it int, res *Result) error {
+	h, n := r.p.Halo, r.p.N
+	owned := r.a[r.cur][h : h+n]
+	var bad uint64
+	var cerr error
+	if i := ref.compare(owned); i >= 0 {
+		bad = 1
+		cerr = &CheckError{Rank: r.c.Rank(), Iter: it, Cell: r.c.Rank()*n + i, Expected: ref.owned(i), Got: owned[i], Kind: "mismatch"}
+	}
+	failed, err := r.c.SumUint64(bad)
+	if err != nil {
+		return fmt.Errorf("check after iteration %d: %w", it, err)
+	}
+	if cerr != nil {
+		return cerr
+	}
+	if failed > 0 {
+		return fmt.Errorf("iteration %d: %w", it, ErrPeerFailed)
+	}
+	sum, err := r.c.SumUint64(r.checksum())
+	if err != nil {
+		return fmt.Errorf("checksum after iteration %d: %w", it, err)
+	}
+	res.Checks = append(res.Checks, sum)
+	res.Rank.Checksum = sum
+	return nil
 }
 
 // setup allocates the buffers, fills the owned points and builds the
@@ -156,9 +242,10 @@ func (r *rank) checksum() uint64 {
 
 // pureComm times exchanges with no computation between start and
 // completion.
-func (r *rank) pureComm() ([]int64, error) {
+func (r *rank) pureComm(beat func()) ([]int64, error) {
 	out := make([]int64, r.p.PureComm)
 	for i := range out {
+		beat()
 		t := r.c.Now()
 		if r.p.Mode == ModeBlk {
 			if err := r.halo.Exchange(); err != nil {
@@ -180,7 +267,7 @@ func (r *rank) pureComm() ([]int64, error) {
 // pureWork times the interior computation alone, with no exchange
 // pending and no test, as many times as pureComm's exchanges (SMB's
 // work_t); the array is restored afterwards.
-func (r *rank) pureWork() []int64 {
+func (r *rank) pureWork(beat func()) []int64 {
 	out := make([]int64, r.p.PureComm)
 	if len(out) == 0 {
 		return out
@@ -189,6 +276,7 @@ func (r *rank) pureWork() []int64 {
 	polling := r.polling
 	r.polling = false
 	for i := range out {
+		beat()
 		t := r.c.Now()
 		for step := 1; step <= r.p.Timesteps; step++ {
 			r.step = step

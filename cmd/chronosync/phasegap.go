@@ -3,6 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +19,7 @@ type phasegapOpts struct {
 	mpirun.Options
 	checkI, poisonI, traceI, manifestI int
 	bindS                              string
+	stallS                             string
 }
 
 // check reads the 0/1 and true/false flags into the options, then
@@ -32,6 +36,11 @@ func (o *phasegapOpts) check() error {
 		}
 		*b.to = b.v == 1
 	}
+	stall, err := parseStall(o.stallS)
+	if err != nil {
+		return err
+	}
+	o.Params.StallTimeout = stall
 	switch o.bindS {
 	case "true", "false":
 		o.Bind = o.bindS == "true"
@@ -39,6 +48,26 @@ func (o *phasegapOpts) check() error {
 		return fmt.Errorf("--omp-bind %q: expected true or false", o.bindS)
 	}
 	return o.Options.Check()
+}
+
+// parseStall reads --stall-timeout: auto, 0 (off), a duration (5s,
+// 500ms) or a number of seconds.
+func parseStall(v string) (time.Duration, error) {
+	if v == "auto" {
+		return params.StallAuto, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		secs, ferr := strconv.ParseFloat(v, 64)
+		if ferr != nil || math.IsNaN(secs) || math.IsInf(secs, 0) || secs > 1e9 {
+			return 0, fmt.Errorf("--stall-timeout %q: expected auto, 0 (off), a duration (30s) or seconds", v)
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("--stall-timeout %q: expected auto, 0 (off) or a positive duration", v)
+	}
+	return d, nil
 }
 
 // runPhasegap runs one rank of the MPI benchmark (package mpirun); a
@@ -87,8 +116,9 @@ apt-get install libopenmpi-dev openmpi-bin). See docs/phasegap.md.`,
 			f.StringVar(fd.Str(p), fd.Flag(), *fd.Str(p), fd.Doc)
 		}
 	}
-	f.IntVar(&o.checkI, "check", 1, "checksum Allreduce: 0 or 1")
-	f.IntVar(&o.poisonI, "poison-ghost", 0, "1: fill the ghost zones with NaN between iterations (debug)")
+	f.IntVar(&o.checkI, "check", 1, "1: compare every rank's points with a serial recomputation every --check-every iterations and fail the run on a mismatch; 0: no check, no checksum")
+	f.IntVar(&o.poisonI, "poison-ghost", 0, "1: fill the ghost zones with NaN between iterations and fail the run on any NaN read (rank, iteration, cell)")
+	f.StringVar(&o.stallS, "stall-timeout", "auto", "stall watchdog: end the job when an iteration runs longer (auto: 20× the slowest warmup iteration, at least 1s; 0: off; 30s)")
 	f.StringVar(&o.MPIThread, "mpi-thread", "funneled", "thread level requested: funneled, serialized or multiple (provided is recorded)")
 	f.StringVar(&o.bindS, "omp-bind", "false", "true: pin thread t to the t-th of the rank's places (OMP_PROC_BIND)")
 	f.StringVar(&o.Places, "omp-places", "cores", "places for --omp-bind: cores (one CPU per physical core) or threads (every CPU the rank may use)")

@@ -9,6 +9,10 @@ import (
 	"github.com/chronosync/chronosync/phasegap/params"
 )
 
+// ExitStall is a rank's exit status when the stall watchdog ends the
+// job.
+const ExitStall = 3
+
 // ErrRefused is Run's error when every rank refused the options and rank
 // 0 already said why on stderr: the caller exits 1 without a word.
 var ErrRefused = errors.New("refused; rank 0 said why")

@@ -3,6 +3,7 @@
 package mpirun
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -90,9 +91,25 @@ func Run(o *Options, prepare func() error, stdout, stderr io.Writer) error {
 	if c.Size() == 1 && c.Rank() == 0 {
 		fmt.Fprintln(stderr, "phasegap: one rank (launch with mpirun -np P for more): its ring is itself, both halos its own")
 	}
-	res, err := phasegap.Run(c, o.Params)
+	res, err := phasegap.RunWith(c, o.Params, phasegap.RunOptions{OnStall: func(err error) {
+		// The master is blocked (a neighbour stopped, say) and MPI is
+		// the master's alone (MPI_THREAD_FUNNELED): exit, and mpirun
+		// ends the job.
+		fmt.Fprintf(stderr, "phasegap: %v: ending the job\n", err)
+		os.Exit(ExitStall)
+	}})
+	if errors.Is(err, phasegap.ErrPeerFailed) {
+		// The rank whose check failed says why and aborts every rank;
+		// wait here until it does.
+		_ = c.Barrier()
+		return err
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "phasegap: rank %d: %v: aborting every rank\n", c.Rank(), err)
+		if ce := (*phasegap.CheckError)(nil); errors.As(err, &ce) {
+			fmt.Fprintf(stderr, "phasegap: %v: aborting every rank\n", err)
+		} else {
+			fmt.Fprintf(stderr, "phasegap: rank %d: %v: aborting every rank\n", c.Rank(), err)
+		}
 		c.Abort(1)
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,8 +94,17 @@ func printRun(w io.Writer, cfg report.Config, row report.Row, dir string) {
 	fmt.Fprintf(w, "µs per iteration (mean over ranks, max rank): iter %.2f  post %.2f/%.2f  interior %.2f/%.2f  wait %.2f/%.2f  boundary %.2f/%.2f  comm window %.2f/%.2f\n",
 		row.TIterMean, row.TPost.Avg, row.TPost.Max, row.TInterior.Avg, row.TInterior.Max, row.TWait.Avg, row.TWait.Max,
 		row.TBoundary.Avg, row.TBoundary.Max, row.TCommWindow.Avg, row.TCommWindow.Max)
+	fmt.Fprintln(w, row.PercentileLine())
+	if !math.IsNaN(row.IMBNBCOverlapPct) {
+		fmt.Fprintf(w, "IMB-NBC overlap %.2f %% = 100·(t_pure %.2f + t_CPU %.2f − t_ovrl %.2f)/max(t_pure, t_CPU), clamped; SMB availability %.2f %% = 100·(1 − (iter_t %.2f − work_t %.2f)/base_t %.2f); OSU overlap %.2f %%\n",
+			row.IMBNBCOverlapPct, row.IMBTPure, row.IMBTCPU, row.IMBTOvrl, row.SMBAvailabilityPct, row.SMBIterT, row.SMBWorkT, row.SMBBaseT, row.OSUOverlapPct)
+	}
+	sum := "none (--check 0)"
+	if p.Check {
+		sum = report.FormatChecksum(row.Checksum64) + " (checked against a serial recomputation)"
+	}
 	fmt.Fprintf(w, "overlap_ratio %.3f  wait_frac %.3f  wait_skew %.2f  tests/iter %.1f  checksum %s\n",
-		row.OverlapRatio, row.WaitFrac, row.WaitSkew, row.MPITestCallsMean, report.FormatChecksum(row.Checksum64))
+		row.OverlapRatio, row.WaitFrac, row.WaitSkew, row.MPITestCallsMean, sum)
 	fmt.Fprintf(w, "run directory: %s (%s)\n", dir, strings.Join(slices.DeleteFunc([]string{"results.csv",
 		map[bool]string{true: "manifest.json"}[cfg.Manifest], map[bool]string{true: "trace.json, rank<N>.xplane.pb"}[cfg.Trace]}, func(s string) bool { return s == "" }), ", "))
 }

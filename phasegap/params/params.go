@@ -1,5 +1,11 @@
 package params
 
+import "time"
+
+// StallAuto is Params.StallTimeout's automatic value: 20× the slowest
+// warmup iteration, at least 1 s (package phasegap applies it).
+const StallAuto time.Duration = -1
+
 // Modes returns the orchestrations PhaseGap compares (--mode).
 func Modes() []string { return []string{ModeNB, ModeBlk, ModeNBTest, ModePersist, ModeTasks} }
 
@@ -87,6 +93,10 @@ type Params struct {
 	// PureComm is how many exchanges without computation run after the
 	// warmup, for the OSU/IMB/SMB figures (0: none).
 	PureComm int
+	// StallTimeout is the stall watchdog's limit on one iteration
+	// (--stall_timeout): 0 turns it off, StallAuto (the default) is 20×
+	// the slowest warmup iteration, at least 1 s.
+	StallTimeout time.Duration
 	// BindCPUs, when not empty, pins thread t to CPU BindCPUs[t mod len]
 	// (--omp_bind true; the list is the places, AllowedCPUs).
 	BindCPUs []int
@@ -124,5 +134,6 @@ func DefaultParams() Params {
 	return Params{
 		Settings: DefaultSettings(),
 		Ranks:    1, Check: true, CheckEvery: 50, Sync: "none", PureComm: 50,
+		StallTimeout: StallAuto,
 	}
 }

@@ -1,13 +1,19 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // AvgMax is a cross-rank pair: the average and the maximum of the per-rank
 // means, in microseconds.
 type AvgMax struct{ Avg, Max float64 }
+
+// Pct is one phase's percentiles across ranks: the average and the
+// maximum of the per-rank nearest-rank p50 and p95, in microseconds.
+type Pct struct{ P50, P95 AvgMax }
 
 // WaitSkewEps is the floor of wait_skew's denominator, in microseconds: one
 // nanosecond, the resolution of the samples.
@@ -26,6 +32,10 @@ type Row struct {
 
 	TPost, TInterior, TWait, TBoundary, TPoll, TCommWindow AvgMax
 
+	// The phases' percentiles (t_iter's averages are TIterP50/TIterP95
+	// too).
+	TIterPct, TPostPct, TInteriorPct, TWaitPct, TBoundaryPct, TPollPct, TCommWindowPct Pct
+
 	WaitFrac     float64 // t_wait_mean_avg / t_iter_mean
 	WaitSkew     float64 // t_wait_mean_max / max(t_wait_mean_avg, WaitSkewEps)
 	OverlapRatio float64 // the plan's overlap metric, see the package doc
@@ -42,6 +52,12 @@ type Row struct {
 	OSUOverlapPct      float64 // OSUOverlapPct over rank averages
 	IMBNBCOverlapPct   float64 // IMBNBCOverlapPct of the rank with the longest t_ovrl
 	SMBAvailabilityPct float64 // SMBAvailabilityPct over rank averages
+
+	// The inputs of the IMB-NBC figure (that rank's t_ovrl, t_pure and
+	// t_CPU) and of SMB's (iter_t, work_t, base_t: rank averages), so
+	// that both can be recomputed from the row.
+	IMBTOvrl, IMBTPure, IMBTCPU  float64
+	SMBIterT, SMBWorkT, SMBBaseT float64
 }
 
 // Aggregate combines the ranks' summaries into the run's row as the plan's
@@ -89,6 +105,17 @@ func Aggregate(cfg Config, ranks []RankSummary, checksum uint64) Row {
 	row.TIterMean, row.TIterMeanMax = iter.Avg, iter.Max
 	row.TIterP50 = over(func(s *RankSummary) float64 { return s.Iter.P50 }).Avg
 	row.TIterP95 = over(func(s *RankSummary) float64 { return s.Iter.P95 }).Avg
+	pct := func(f func(*RankSummary) Stat) Pct {
+		return Pct{P50: over(func(s *RankSummary) float64 { return f(s).P50 }),
+			P95: over(func(s *RankSummary) float64 { return f(s).P95 })}
+	}
+	row.TIterPct = pct(func(s *RankSummary) Stat { return s.Iter })
+	row.TPostPct = pct(func(s *RankSummary) Stat { return s.Post })
+	row.TInteriorPct = pct(func(s *RankSummary) Stat { return s.Interior })
+	row.TWaitPct = pct(func(s *RankSummary) Stat { return s.Wait })
+	row.TBoundaryPct = pct(func(s *RankSummary) Stat { return s.Boundary })
+	row.TPollPct = pct(func(s *RankSummary) Stat { return s.Poll })
+	row.TCommWindowPct = pct(func(s *RankSummary) Stat { return s.CommWindow })
 
 	row.WaitFrac = ratio(row.TWait.Avg, row.TIterMean)
 	row.WaitSkew = row.TWait.Max / math.Max(row.TWait.Avg, WaitSkewEps)
@@ -103,6 +130,8 @@ func Aggregate(cfg Config, ranks []RankSummary, checksum uint64) Row {
 
 	row.TPureCommMean, row.OSUOverlapPct, row.IMBNBCOverlapPct, row.SMBAvailabilityPct =
 		math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	row.IMBTOvrl, row.IMBTPure, row.IMBTCPU = math.NaN(), math.NaN(), math.NaN()
+	row.SMBIterT, row.SMBWorkT, row.SMBBaseT = math.NaN(), math.NaN(), math.NaN()
 	if len(rs) == 0 || slices.ContainsFunc(rs, func(s RankSummary) bool { return s.PureCommSamples == 0 }) {
 		return row
 	}
@@ -116,11 +145,13 @@ func Aggregate(cfg Config, ranks []RankSummary, checksum uint64) Row {
 			worst = s
 		}
 	}
-	row.IMBNBCOverlapPct = IMBNBCOverlapPct(worst.PureComm.Mean, worst.Interior.Mean, tOvrl(&worst))
+	row.IMBTOvrl, row.IMBTPure, row.IMBTCPU = tOvrl(&worst), worst.PureComm.Mean, worst.Interior.Mean
+	row.IMBNBCOverlapPct = IMBNBCOverlapPct(row.IMBTPure, row.IMBTCPU, row.IMBTOvrl)
 	work := row.TInterior.Avg - row.TPoll.Avg
 	if !slices.ContainsFunc(rs, func(s RankSummary) bool { return s.PureWorkSamples == 0 }) {
 		work = over(func(s *RankSummary) float64 { return s.PureWork.Mean }).Avg
 	}
+	row.SMBIterT, row.SMBWorkT, row.SMBBaseT = ovrl, work, pure
 	row.SMBAvailabilityPct = SMBAvailabilityPct(ovrl, work, pure)
 	return row
 }
@@ -156,22 +187,24 @@ func OSUOverlapPct(overall, cpu, test, pure float64) float64 {
 	return math.Max(0, 100-100*(overall-(cpu-test))/pure)
 }
 
-// IMBNBCOverlapPct is Intel MPI Benchmarks' IMB-NBC overlap, as the IMB
-// User Guide defines it ("Measuring Communication and Computation Overlap",
-// intel.com/content/www/us/en/docs/mpi-library/user-guide-benchmarks/2021-8/measuring-communication-and-computation-overlap.html):
+// IMBNBCOverlapPct is Intel MPI Benchmarks' IMB-NBC overlap as IMB's
+// source computes it: IMB_display_times in src_c/IMB_output.c, built with
+// NBC (github.com/intel/mpi-benchmarks, 2019 and since):
 //
-//	overlap% = 100 * max(0, min(1, (t_pure + t_CPU - t_ovrl) / min(t_pure, t_CPU)))
+//	overlap% = 100 * max(0, min(1, (t_pure + t_CPU - t_ovrl) / max(t_pure, t_CPU)))
 //
 // t_pure is the operation without compute, t_CPU the compute run
 // concurrently with it, t_ovrl the post-compute-wait time; the values are
-// those of the rank with the largest t_ovrl. (The source,
-// github.com/intel/mpi-benchmarks src_c/IMB_output.c, divides by
-// max(t_pure, t_CPU) in its NBC build since 2018; IMB sizes t_CPU to t_pure
-// so the two agree there, but PhaseGap's interior is not so sized and the
-// documented min keeps the figure "hidden / hideable" like overlap_ratio.)
-// NaN when min(t_pure, t_CPU) <= 0.
+// those of the rank with the largest t_ovrl (IMB takes that rank's
+// three). The IMB User Guide ("Measuring Communication and Computation
+// Overlap") and IMB's non-NBC branch of the same function divide by
+// min(t_pure, t_CPU) instead; IMB sizes t_CPU to t_pure, where the two
+// agree, but PhaseGap's interior is not so sized: with an interior far
+// longer than the exchange, IMB's figure is the share of the longer of
+// the two that the overlap saved, and reads near 0. NaN when
+// max(t_pure, t_CPU) <= 0.
 func IMBNBCOverlapPct(tPure, tCPU, tOvrl float64) float64 {
-	d := math.Min(tPure, tCPU)
+	d := math.Max(tPure, tCPU)
 	if !(d > 0) {
 		return math.NaN()
 	}
@@ -196,4 +229,21 @@ func SMBAvailabilityPct(iterT, workT, baseT float64) float64 {
 		return math.NaN()
 	}
 	return 100 * (1 - (iterT-workT)/baseT)
+}
+
+// PercentileLine is the row's phase percentiles as one line of text, for
+// a run's stdout: for each phase the p50 and the p95 (averages over
+// ranks of each rank's nearest-rank values) and, in parentheses, the
+// largest rank's p95, in µs.
+func (r *Row) PercentileLine() string {
+	var b strings.Builder
+	b.WriteString("µs p50/p95 (max rank p95):")
+	for _, ph := range []struct {
+		name string
+		p    Pct
+	}{{"iter", r.TIterPct}, {"post", r.TPostPct}, {"interior", r.TInteriorPct}, {"wait", r.TWaitPct},
+		{"boundary", r.TBoundaryPct}, {"poll", r.TPollPct}, {"comm window", r.TCommWindowPct}} {
+		fmt.Fprintf(&b, "  %s %.2f/%.2f (%.2f)", ph.name, ph.p.P50.Avg, ph.p.P95.Avg, ph.p.P95.Max)
+	}
+	return b.String()
 }

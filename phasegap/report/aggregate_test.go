@@ -94,17 +94,25 @@ func TestOverlapFormulas(t *testing.T) {
 		got, want float64
 	}{
 		// OSU: 100 - 100*(overall - (cpu - test))/pure.
-		{"osu partial", OSUOverlapPct(12, 10, 1, 4), 25},          // exposed 3 of 4
-		{"osu full", OSUOverlapPct(10, 10, 0, 4), 100},            // nothing exposed
-		{"osu none", OSUOverlapPct(14, 10, 0, 4), 0},              // exposed = pure
-		{"osu clamped", OSUOverlapPct(20, 10, 0, 4), 0},           // worse than serial
-		{"osu no pure", OSUOverlapPct(12, 10, 1, 0), math.NaN()},  // undefined
-		{"imb partial", IMBNBCOverlapPct(4, 10, 12), 50},          // (4+10-12)/min(4,10)
-		{"imb full", IMBNBCOverlapPct(4, 10, 10), 100},            // t_ovrl = max
-		{"imb none", IMBNBCOverlapPct(4, 10, 14), 0},              // t_ovrl = sum
-		{"imb capped", IMBNBCOverlapPct(4, 10, 9), 100},           // min(1, .)
-		{"imb cpu-bound denom", IMBNBCOverlapPct(10, 4, 12), 50},  // min picks t_CPU
-		{"imb no cpu", IMBNBCOverlapPct(4, 0, 4), math.NaN()},     // undefined
+		{"osu partial", OSUOverlapPct(12, 10, 1, 4), 25},         // exposed 3 of 4
+		{"osu full", OSUOverlapPct(10, 10, 0, 4), 100},           // nothing exposed
+		{"osu none", OSUOverlapPct(14, 10, 0, 4), 0},             // exposed = pure
+		{"osu clamped", OSUOverlapPct(20, 10, 0, 4), 0},          // worse than serial
+		{"osu no pure", OSUOverlapPct(12, 10, 1, 0), math.NaN()}, // undefined
+		// IMB-NBC as IMB_output.c computes it: (t_pure + t_CPU - t_ovrl) / max(t_pure, t_CPU).
+		{"imb partial", IMBNBCOverlapPct(4, 10, 12), 20},         // (4+10-12)/max(4,10); the guide's min: 50
+		{"imb shorter hidden", IMBNBCOverlapPct(4, 10, 10), 40},  // t_ovrl = max: 40, the guide's 100
+		{"imb equal full", IMBNBCOverlapPct(10, 10, 10), 100},    // sized as IMB sizes t_CPU: both agree
+		{"imb none", IMBNBCOverlapPct(4, 10, 14), 0},             // t_ovrl = sum
+		{"imb capped", IMBNBCOverlapPct(10, 10, 9), 100},         // min(1, .)
+		{"imb cpu-bound denom", IMBNBCOverlapPct(10, 4, 12), 20}, // max picks t_pure
+		{"imb no cpu", IMBNBCOverlapPct(4, 0, 4), 0},             // nothing to overlap with
+		{"imb no time", IMBNBCOverlapPct(0, 0, 1), math.NaN()},   // undefined
+		// One MPI run on this VM (2026-11-27, mpirun -np 2 chronosync phasegap --ranks 2 --N 20000
+		// --halo 8192 --iters 400 --warmup 50 --mode phase_nb): its imb_nbc_t_pure, _t_cpu and
+		// _t_ovrl columns, and by hand 100·(26.97458 + 16.08667 − 36.2912225)/26.97458 = 25.0978 %,
+		// the value of its imb_nbc_overlap_pct (the guide's min would give 42.08 %).
+		{"imb this VM's run", IMBNBCOverlapPct(26.97458, 16.08667, 36.2912225), 100 * 6.7700275 / 26.97458},
 		{"smb partial", SMBAvailabilityPct(12, 9, 4), 25},         // overhead 3 of 4
 		{"smb full", SMBAvailabilityPct(9, 9, 4), 100},            // no overhead
 		{"smb unclamped", SMBAvailabilityPct(15, 9, 4), -50},      // SMB prints it so
@@ -117,14 +125,23 @@ func TestOverlapFormulas(t *testing.T) {
 func TestAggregateOverlapFigures(t *testing.T) {
 	cfg := testConfig()
 	// One rank: post 1, interior 10 (1 of it polling), wait 1; pure comm 4.
-	// t_ovrl 12, OSU 100-100*(12-9)/4 = 25, IMB (4+10-12)/4 = 50,
+	// t_ovrl 12, OSU 100-100*(12-9)/4 = 25, IMB (4+10-12)/max(4,10) = 20,
 	// SMB (work_t = 10-1) 100*(1-3/4) = 25.
 	s := nb(0, 0, 1, 10, 1, 2, 1, 6)
 	r := Summarize(Rank{Rank: 0, Samples: []Sample{s}, PureComm: []int64{3 * us1, 5 * us1}})
 	row := Aggregate(cfg, []RankSummary{r}, 0)
 	near(t, "t_pure_comm_mean", row.TPureCommMean, 4)
 	near(t, "osu", row.OSUOverlapPct, 25)
-	near(t, "imb", row.IMBNBCOverlapPct, 50)
+	near(t, "imb", row.IMBNBCOverlapPct, 20)
+	// The row carries every input of IMB's and SMB's figures.
+	near(t, "imb t_ovrl", row.IMBTOvrl, 12)
+	near(t, "imb t_pure", row.IMBTPure, 4)
+	near(t, "imb t_cpu", row.IMBTCPU, 10)
+	near(t, "imb from the row", IMBNBCOverlapPct(row.IMBTPure, row.IMBTCPU, row.IMBTOvrl), row.IMBNBCOverlapPct)
+	near(t, "smb iter_t", row.SMBIterT, 12)
+	near(t, "smb work_t", row.SMBWorkT, 9)
+	near(t, "smb base_t", row.SMBBaseT, 4)
+	near(t, "smb from the row", SMBAvailabilityPct(row.SMBIterT, row.SMBWorkT, row.SMBBaseT), row.SMBAvailabilityPct)
 	near(t, "smb", row.SMBAvailabilityPct, 25)
 
 	// A measured work_t of 8 (the overlapped interior ran 1 µs slower
@@ -133,10 +150,10 @@ func TestAggregateOverlapFigures(t *testing.T) {
 	near(t, "smb with PureWork", Aggregate(cfg, []RankSummary{r}, 0).SMBAvailabilityPct, 0)
 
 	// IMB takes the rank with the longest t_ovrl: rank 1 (10+3 > 10),
-	// whose overlap is (4+10-13)/4 = 25%, not rank 0's 100%.
+	// whose overlap is (4+10-13)/10 = 10%, not rank 0's 40%.
 	a := rank(0, []int64{4 * us1}, nb(0, 0, 0, 10, 0, 1, 0, 4))
 	b := rank(1, []int64{4 * us1}, nb(0, 0, 0, 10, 3, 1, 0, 7))
-	near(t, "imb worst rank", Aggregate(cfg, []RankSummary{a, b}, 0).IMBNBCOverlapPct, 25)
+	near(t, "imb worst rank", Aggregate(cfg, []RankSummary{a, b}, 0).IMBNBCOverlapPct, 10)
 
 	// phase_blk: the exchange is fully exposed in every figure.
 	blkRank := rank(0, []int64{12 * us1}, blk(0, 0, 12, 40, 3))

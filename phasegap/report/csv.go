@@ -108,7 +108,7 @@ func csvColumns() []column {
 			{"mpi_test_calls_mean", func(r *Row) cell { return num(r.MPITestCallsMean) }},
 			{"mpi_wait_calls_mean", func(r *Row) cell { return num(r.MPIWaitCallsMean) }},
 			{"polls_to_complete_p95", func(r *Row) cell { return num(r.PollsToCompleteP95) }},
-			{"checksum64", func(r *Row) cell { return str(FormatChecksum(r.Checksum64)) }},
+			{"checksum64", checksumCell},
 			{"msg_bytes", func(r *Row) cell { return integer(r.MsgBytes) }},
 			{"bytes_total", func(r *Row) cell { return integer(r.BytesTotal) }},
 			{"bw_effective", func(r *Row) cell { return num(r.BWEffective) }},
@@ -122,8 +122,47 @@ func csvColumns() []column {
 			{"osu_overlap_pct", func(r *Row) cell { return num(r.OSUOverlapPct) }},
 			{"imb_nbc_overlap_pct", func(r *Row) cell { return num(r.IMBNBCOverlapPct) }},
 			{"smb_availability_pct", func(r *Row) cell { return num(r.SMBAvailabilityPct) }},
+			// Appended later (schema_version 1 still: a reader takes a
+			// header that is a prefix of these columns).
+			{"t_iter_p50_max", func(r *Row) cell { return num(r.TIterPct.P50.Max) }},
+			{"t_iter_p95_max", func(r *Row) cell { return num(r.TIterPct.P95.Max) }},
+		},
+		pctColumns("t_post", func(r *Row) Pct { return r.TPostPct }),
+		pctColumns("t_interior", func(r *Row) Pct { return r.TInteriorPct }),
+		pctColumns("t_wait", func(r *Row) Pct { return r.TWaitPct }),
+		pctColumns("t_boundary", func(r *Row) Pct { return r.TBoundaryPct }),
+		pctColumns("t_poll", func(r *Row) Pct { return r.TPollPct }),
+		pctColumns("t_comm_window", func(r *Row) Pct { return r.TCommWindowPct }),
+		[]column{
+			{"imb_nbc_t_ovrl", func(r *Row) cell { return num(r.IMBTOvrl) }},
+			{"imb_nbc_t_pure", func(r *Row) cell { return num(r.IMBTPure) }},
+			{"imb_nbc_t_cpu", func(r *Row) cell { return num(r.IMBTCPU) }},
+			{"smb_iter_t", func(r *Row) cell { return num(r.SMBIterT) }},
+			{"smb_work_t", func(r *Row) cell { return num(r.SMBWorkT) }},
+			{"smb_base_t", func(r *Row) cell { return num(r.SMBBaseT) }},
 		},
 	)
+}
+
+// pctColumns gives the _p50_avg, _p50_max, _p95_avg and _p95_max
+// columns of one phase.
+func pctColumns(phase string, f func(r *Row) Pct) []column {
+	return []column{
+		{phase + "_p50_avg", func(r *Row) cell { return num(f(r).P50.Avg) }},
+		{phase + "_p50_max", func(r *Row) cell { return num(f(r).P50.Max) }},
+		{phase + "_p95_avg", func(r *Row) cell { return num(f(r).P95.Avg) }},
+		{phase + "_p95_max", func(r *Row) cell { return num(f(r).P95.Max) }},
+	}
+}
+
+// checksumCell is the checksum, or an empty cell (JSON null) for a run
+// without one (--check 0, or a model run): never 0x0000000000000000,
+// which would read as a value.
+func checksumCell(r *Row) cell {
+	if !r.Config.Params.Check {
+		return cell{raw: true}
+	}
+	return str(FormatChecksum(r.Checksum64))
 }
 
 func concat(parts ...[]column) []column {

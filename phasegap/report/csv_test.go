@@ -28,7 +28,16 @@ wait_frac,wait_skew,overlap_ratio
 mpi_test_calls_mean,mpi_wait_calls_mean,polls_to_complete_p95
 checksum64,msg_bytes,bytes_total,bw_effective`
 
-const extraColumns = `t_iter_mean_max,t_comm_window_mean_avg,t_comm_window_mean_max,polls_to_complete_mean,t_pure_comm_mean,osu_overlap_pct,imb_nbc_overlap_pct,smb_availability_pct`
+const extraColumns = `t_iter_mean_max,t_comm_window_mean_avg,t_comm_window_mean_max,polls_to_complete_mean,t_pure_comm_mean,osu_overlap_pct,imb_nbc_overlap_pct,smb_availability_pct,` +
+	// Appended: the phases' percentiles, then IMB's and SMB's inputs.
+	`t_iter_p50_max,t_iter_p95_max,` +
+	`t_post_p50_avg,t_post_p50_max,t_post_p95_avg,t_post_p95_max,` +
+	`t_interior_p50_avg,t_interior_p50_max,t_interior_p95_avg,t_interior_p95_max,` +
+	`t_wait_p50_avg,t_wait_p50_max,t_wait_p95_avg,t_wait_p95_max,` +
+	`t_boundary_p50_avg,t_boundary_p50_max,t_boundary_p95_avg,t_boundary_p95_max,` +
+	`t_poll_p50_avg,t_poll_p50_max,t_poll_p95_avg,t_poll_p95_max,` +
+	`t_comm_window_p50_avg,t_comm_window_p50_max,t_comm_window_p95_avg,t_comm_window_p95_max,` +
+	`imb_nbc_t_ovrl,imb_nbc_t_pure,imb_nbc_t_cpu,smb_iter_t,smb_work_t,smb_base_t`
 
 func TestColumns(t *testing.T) {
 	want := strings.Split(strings.ReplaceAll(planColumns, "\n", ",")+","+extraColumns, ",")

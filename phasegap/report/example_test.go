@@ -41,6 +41,10 @@ func ExampleAggregate() {
 		}
 		sums = append(sums, s)
 	}
+	// IMB-NBC takes rank 1 (the longest t_ovrl = 2+60+10 = 72 µs; t_pure
+	// 25, t_CPU 60): 100·(25+60−72)/max(25, 60) = 21.67 % (the User
+	// Guide's min(25, 60) would give 52 %). SMB: iter_t (62+72)/2 = 67,
+	// work_t 60, base_t 25: 100·(1 − 7/25) = 72 %.
 	row := report.Aggregate(cfg, sums, 0x2a)
 
 	var buf bytes.Buffer
@@ -52,7 +56,9 @@ func ExampleAggregate() {
 	for i, name := range recs[0] {
 		switch name {
 		case "mode", "t_iter_mean", "t_wait_mean_avg", "t_wait_mean_max", "wait_frac", "wait_skew",
-			"overlap_ratio", "bw_effective", "osu_overlap_pct", "imb_nbc_overlap_pct", "smb_availability_pct":
+			"overlap_ratio", "bw_effective", "osu_overlap_pct", "imb_nbc_overlap_pct", "smb_availability_pct",
+			"imb_nbc_t_ovrl", "imb_nbc_t_pure", "imb_nbc_t_cpu", "smb_iter_t", "smb_work_t", "smb_base_t",
+			"t_wait_p50_avg", "t_wait_p95_max":
 			fmt.Fprintf(os.Stdout, "%s=%s\n", name, recs[1][i])
 		}
 	}
@@ -66,6 +72,14 @@ func ExampleAggregate() {
 	// overlap_ratio=1
 	// bw_effective=80.31372549019608
 	// osu_overlap_pct=72
-	// imb_nbc_overlap_pct=52
+	// imb_nbc_overlap_pct=21.666666666666668
 	// smb_availability_pct=72
+	// t_wait_p50_avg=5
+	// t_wait_p95_max=10
+	// imb_nbc_t_ovrl=72
+	// imb_nbc_t_pure=25
+	// imb_nbc_t_cpu=60
+	// smb_iter_t=67
+	// smb_work_t=60
+	// smb_base_t=25
 }

@@ -53,8 +53,17 @@ type manifestJSON struct {
 	Build         BuildInfo         `json:"build"`
 	Env           map[string]string `json:"env"` // encoding/json writes map keys sorted
 	Platform      PlatformInfo      `json:"platform"`
-	Checksum64    string            `json:"checksum64"`
+	Checksum64    string            `json:"checksum64,omitempty"` // absent without a check
 	Result        Row               `json:"result"`
+}
+
+// manifestChecksum is the manifest's checksum64: none (the key absent)
+// for a run without a check.
+func manifestChecksum(m Manifest) string {
+	if !m.Config.Params.Check {
+		return ""
+	}
+	return FormatChecksum(m.Checksum)
 }
 
 // WriteManifest writes m as indented JSON: schema_version, the normalized
@@ -81,7 +90,7 @@ func WriteManifest(w io.Writer, m Manifest) error {
 		Build:         b,
 		Env:           env,
 		Platform:      m.Platform,
-		Checksum64:    FormatChecksum(m.Checksum),
+		Checksum64:    manifestChecksum(m),
 		Result:        m.Row,
 	}, "", "  ")
 	if err != nil {

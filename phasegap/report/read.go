@@ -79,9 +79,16 @@ func (r Record) where() string {
 	return fmt.Sprintf("%s:%d", r.File, r.Line)
 }
 
+// firstColumns is how many columns schema_version 1 had when first
+// released (through smb_availability_pct): a header must have at least
+// these.
+var firstColumns = slices.Index(Columns(), "smb_availability_pct") + 1
+
 // ReadCSV reads a results CSV written by WriteCSV or AppendCSV: its header
-// must be Columns() (schema_version SchemaVersion), and every row must have
-// as many cells. file names the input in errors.
+// must be Columns() (schema_version SchemaVersion), or a prefix of it of
+// at least the first release's columns (a column appended since is then
+// absent: Float and Int say so), and every row must have as many cells.
+// file names the input in errors.
 func ReadCSV(rd io.Reader, file string) ([]Record, error) {
 	cr := csv.NewReader(rd)
 	cr.FieldsPerRecord = -1
@@ -93,7 +100,9 @@ func ReadCSV(rd io.Reader, file string) ([]Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	if want := Columns(); !slices.Equal(head, want) {
+	// A file of an earlier release of schema_version 1 has fewer columns,
+	// the same ones first: its rows read, the later columns absent.
+	if want := Columns(); len(head) < firstColumns || len(head) > len(want) || !slices.Equal(head, want[:len(head)]) {
 		return nil, fmt.Errorf("%s:1: header is not schema_version %d's (%d columns, expected %d starting %q); was it written by another version?",
 			file, SchemaVersion, len(head), len(want), want[0])
 	}
