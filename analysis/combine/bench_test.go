@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chronosync/chronosync/analysis/offsets"
+	"github.com/chronosync/chronosync/trace/kineto"
 	"github.com/chronosync/chronosync/trace/perfetto/perfettotest"
 	"github.com/chronosync/chronosync/trace/snapshotpb"
 	"github.com/chronosync/chronosync/trace/xplanepb"
@@ -193,6 +194,10 @@ func BenchmarkRewriteLine(b *testing.B) {
 	var added []added
 	pj := &planeJob{p: p, path: inputs[0].Trace, name: p.name, ns: ns, checks: checks, uncID: p.addStat(statUncertainty, &added)}
 	pj.hloID, pj.collectives = p.statID(statHloOp)
+	// As transcoder.plane sets them: the trace has no Kineto stats.
+	pj.groupID, pj.seqID, pj.sizeID = optStat(p, kineto.StatCollectiveGroup), optStat(p, kineto.StatCollectiveSeq), optStat(p, kineto.StatCollectiveSize)
+	pj.flowID, pj.phID = optStat(p, kineto.StatFlow), optStat(p, kineto.StatPhase)
+	pj.pid = 1
 	if err := p.prepareJSON(); err != nil {
 		b.Fatal(err)
 	}
@@ -223,7 +228,8 @@ func BenchmarkRewriteLine(b *testing.B) {
 // Perfetto trace only, and reports each export's own time (the
 // difference to the run with neither: json-s, perfetto-s), their ratio
 // (perfetto/json) and the files' sizes (json-MiB, gzipped; perfetto-MiB;
-// perfetto-B/event). With CHRONOSYNC_BENCH_PERFETTO_CHECK set it also
+// perfetto-B/event), and the CPU time per event of each of the three
+// runs (none-, json-, perfetto-cpu-ns/event). With CHRONOSYNC_BENCH_PERFETTO_CHECK set it also
 // decodes the Perfetto trace with Perfetto's protos (perfettotest.Check;
 // slow, and memory-hungry above 16 × 100 k events).
 func BenchmarkCombine16x1MPerfetto(b *testing.B) {
@@ -240,12 +246,14 @@ func BenchmarkCombine16x1MPerfetto(b *testing.B) {
 	dir := b.TempDir()
 	inputs, offs, _ := writeBenchInputs(b, dir, nodes, perNode)
 	out := filepath.Join(dir, "combined.xplane.pb")
-	run := func(noJSON, noPerfetto bool) time.Duration {
+	var cpuNone, cpuJSON, cpuPf time.Duration
+	run := func(noJSON, noPerfetto bool, cpu *time.Duration) time.Duration {
 		runtime.GC()
-		start := time.Now()
+		start, cpu0 := time.Now(), cpuTime(b)
 		if _, err := Combine(inputs, Options{Offsets: offs, Output: out, NoTraceJSON: noJSON, NoPerfetto: noPerfetto}); err != nil {
 			b.Fatal(err)
 		}
+		*cpu += cpuTime(b) - cpu0
 		return time.Since(start)
 	}
 	size := func(path string) float64 {
@@ -259,10 +267,10 @@ func BenchmarkCombine16x1MPerfetto(b *testing.B) {
 	var jsonMiB, pfMiB float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		none += run(true, true)
-		json += run(false, true)
+		none += run(true, true, &cpuNone)
+		json += run(false, true, &cpuJSON)
 		jsonMiB = size(OutputBase(out) + ".trace.json.gz")
-		pf += run(true, false)
+		pf += run(true, false, &cpuPf)
 		pfMiB = size(OutputBase(out) + PerfettoSuffix)
 	}
 	b.StopTimer()
@@ -277,6 +285,12 @@ func BenchmarkCombine16x1MPerfetto(b *testing.B) {
 	if js > 0 {
 		b.ReportMetric(ps/js, "perfetto/json")
 	}
+	// CPU time (every thread) per event of each run: with neither export,
+	// with the Chrome JSON only, with the Perfetto trace only.
+	perEvent := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / (n * nodes * float64(perNode)) }
+	b.ReportMetric(perEvent(cpuNone), "none-cpu-ns/event")
+	b.ReportMetric(perEvent(cpuJSON), "json-cpu-ns/event")
+	b.ReportMetric(perEvent(cpuPf), "perfetto-cpu-ns/event")
 	b.ReportMetric(jsonMiB, "json-MiB")
 	b.ReportMetric(pfMiB, "perfetto-MiB")
 	b.ReportMetric(pfMiB*(1<<20)/float64(nodes*perNode), "perfetto-B/event")

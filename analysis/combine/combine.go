@@ -324,6 +324,10 @@ type combiner struct {
 	// ahead reads while this one is combined (nil: none).
 	following *Input
 	ahead     *readingAhead
+	// curData is the XSpace input being combined (its file's bytes);
+	// spareData, a buffer of an input combined already, that the next
+	// read takes (nil: none).
+	curData, spareData []byte
 	// timeBase is the Unix time (ns) the output's times count from: the
 	// time_base_ns of the first plane combined (baseFrom's), 0 for an
 	// XSpace without one.

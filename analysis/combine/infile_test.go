@@ -143,7 +143,7 @@ func TestInputIsDevice(t *testing.T) {
 	}{
 		{"Kineto text", func() error { _, err := readKinetoText("/dev/zero"); return err }, "(expected a Kineto trace)"},
 		{"offsets", func() error { _, _, err := readOffsets("/dev/zero"); return err }, "(expected an offsets or rounds file)"},
-		{"XSpace ahead", func() error { r := (&combiner{}).readAhead("/dev/zero"); <-r.done; return r.err }, "(expected an XSpace trace)"},
+		{"XSpace ahead", func() error { r := (&combiner{}).readAhead("/dev/zero", nil); <-r.done; return r.err }, "(expected an XSpace trace)"},
 	} {
 		if err := c.read(); err == nil || !strings.Contains(err.Error(), "open /dev/zero: is a character device, not a regular file "+c.want) {
 			t.Errorf("%s: got %v", c.name, err)
@@ -151,5 +151,43 @@ func TestInputIsDevice(t *testing.T) {
 	}
 	if IsKineto("/dev/zero") {
 		t.Error("IsKineto read /dev/zero")
+	}
+}
+
+// TestReadInto checks that readInto reads a file whole into a buffer
+// with room for it (in its storage), into a new one without, and that a
+// file read over a longer one's buffer holds only its own bytes.
+func TestReadInto(t *testing.T) {
+	dir := t.TempDir()
+	short, long := filepath.Join(dir, "short.xplane.pb"), filepath.Join(dir, "long.xplane.pb")
+	if err := os.WriteFile(short, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(long, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path string
+		buf        []byte
+		want       string
+		reused     bool
+	}{
+		{"no buffer", long, nil, "0123456789", false},
+		{"too small", long, make([]byte, 4, 10), "0123456789", false}, // needs size+1
+		{"room", long, make([]byte, 0, 11), "0123456789", true},
+		{"over a longer file", short, []byte("0123456789x"), "abc", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := readInto(tc.path, tc.buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if reused := cap(tc.buf) > 0 && &got[:1][0] == &tc.buf[:1][0]; reused != tc.reused {
+				t.Errorf("buffer reused: %v, want %v", reused, tc.reused)
+			}
+		})
 	}
 }

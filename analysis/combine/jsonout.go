@@ -116,14 +116,21 @@ func appendThreadJSON[S ~string | ~[]byte](b []byte, pid, tid int64, name S) []b
 	return append(b, `}}`...)
 }
 
-// appendSliceHead appends the start of one event, up to its name (a JSON
-// string formatted already): its args and the closing brace follow.
-func appendSliceHead(b []byte, pid, tid int64, name []byte, startPs, durPs int64) []byte {
+// appendSliceStart appends the start of one event (a complete slice)
+// that every slice of the thread shares, up to its ts; appendSliceRest
+// appends the rest, up to its name (a JSON string formatted already): its
+// args and the closing brace follow.
+func appendSliceStart(b []byte, pid, tid int64) []byte {
 	b = append(b, `{"ph":"X","pid":`...)
 	b = strconv.AppendInt(b, pid, 10)
 	b = append(b, `,"tid":`...)
 	b = strconv.AppendInt(b, tid, 10)
-	b = append(b, `,"ts":`...)
+	return append(b, `,"ts":`...)
+}
+
+// appendSliceRest appends a slice's ts, dur and name, after
+// appendSliceStart's (see there).
+func appendSliceRest(b, name []byte, startPs, durPs int64) []byte {
 	b = chromejson.AppendMicros(b, startPs, chromejson.Picoseconds, chromejson.Trim)
 	b = append(b, `,"dur":`...)
 	b = chromejson.AppendMicros(b, durPs, chromejson.Picoseconds, chromejson.Trim)

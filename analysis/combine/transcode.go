@@ -43,6 +43,11 @@ type transcoder struct {
 	alNode *nodeState
 	// alSnaps is the snapshot mapping alFor was made with.
 	alSnaps *align.Snapshots
+	// head is the start of a JSON slice on thread headTid of process
+	// headPid (appendSliceStart), when headOK.
+	head             []byte
+	headPid, headTid int64
+	headOK           bool
 }
 
 // added is a stat metadata entry the combiner adds to a plane.
@@ -321,6 +326,9 @@ const (
 	tagEventStats    = byte(xspace.FieldEventStats<<3 | protowire.BytesType)
 	tagStatMeta      = byte(xspace.FieldStatMeta<<3 | protowire.VarintType)
 	tagStatUint      = byte(xspace.FieldStatUint<<3 | protowire.VarintType)
+	tagStatInt       = byte(xspace.FieldStatInt<<3 | protowire.VarintType)
+	tagStatRef       = byte(xspace.FieldStatRef<<3 | protowire.VarintType)
+	tagStatStr       = byte(xspace.FieldStatStr<<3 | protowire.BytesType)
 )
 
 // appendEvent appends a timed event that spans no host clock step to line
@@ -463,7 +471,11 @@ func (t *transcoder) eventJSON(b []byte, pj *planeJob, e *wireEvent, m *wireMeta
 	if m != nil {
 		name = m.jsonName
 	}
-	b = append(appendSliceHead(append(b, ',', '\n'), pj.pid, tid, name, e.start, e.newDur), `,"args":{`...)
+	if !t.headOK || t.headPid != pj.pid || t.headTid != tid {
+		t.head = appendSliceStart(t.head[:0], pj.pid, tid)
+		t.headPid, t.headTid, t.headOK = pj.pid, tid, true
+	}
+	b = append(appendSliceRest(append(append(b, ',', '\n'), t.head...), name, e.start, e.newDur), `,"args":{`...)
 	if m != nil {
 		b = append(b, m.jsonArgs...)
 	}
@@ -503,8 +515,16 @@ func (t *transcoder) eventJSON(b []byte, pj *planeJob, e *wireEvent, m *wireMeta
 // names as JSON once, before its lines are exported in parallel.
 func (p *wirePlane) prepareJSON() error {
 	p.jsonKeys = make(map[int64][]byte, len(p.stats))
+	p.jsonKeyList = nil
+	if p.maxID >= 0 && p.maxID < maxKeyList {
+		p.jsonKeyList = make([][]byte, p.maxID+1)
+	}
 	for id, name := range p.stats {
-		p.jsonKeys[id] = chromejson.AppendString(nil, name)
+		k := chromejson.AppendString(nil, name)
+		p.jsonKeys[id] = k
+		if id >= 0 && id < int64(len(p.jsonKeyList)) {
+			p.jsonKeyList[id] = k
+		}
 	}
 	for id, m := range p.meta {
 		n := m.display
@@ -520,13 +540,30 @@ func (p *wirePlane) prepareJSON() error {
 	return nil
 }
 
+// maxKeyList bounds the stat metadata ids whose JSON names prepareJSON
+// also keeps in a slice (wirePlane.jsonKeyList), looked up faster than
+// the map.
+const maxKeyList = 4096
+
 // jsonEmpty is "" as a JSON string.
 var jsonEmpty = []byte(`""`)
 
 // appendArgsJSON renders the stats (fields num) of a message as JSON
 // members `"key":value,` (each followed by a comma; see jsonargs.go).
 func (p *wirePlane) appendArgsJSON(b, msg []byte, num protowire.Number) ([]byte, error) {
+	fast := num >= 1 && num <= 15 // a one-byte tag
+	tag := byte(num)<<3 | byte(protowire.BytesType)
 	for len(msg) > 0 {
+		// Fast path: a stat of up to 127 bytes, as NextField would read it.
+		if fast && len(msg) > 1 && msg[0] == tag && msg[1] < 0x80 && 2+int(msg[1]) <= len(msg) {
+			end := 2 + int(msg[1])
+			var err error
+			if b, err = p.appendStatJSON(b, msg[2:end]); err != nil {
+				return b, err
+			}
+			msg = msg[end:]
+			continue
+		}
 		f, rest, err := xspace.NextField(msg)
 		if err != nil {
 			return b, err
@@ -575,6 +612,11 @@ func (p *wirePlane) appendStatJSON(b, st []byte) ([]byte, error) {
 // prepareJSON's table; an id the plane has no metadata for is named by its
 // decimal (appended to the scratch key, as lines run in parallel).
 func (p *wirePlane) keyJSON(b []byte, id int64) []byte {
+	if uint64(id) < uint64(len(p.jsonKeyList)) {
+		if k := p.jsonKeyList[id]; k != nil {
+			return append(b, k...)
+		}
+	}
 	if k, ok := p.jsonKeys[id]; ok {
 		return append(b, k...)
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/chronosync/chronosync/trace/xplanepb"
 	"github.com/chronosync/chronosync/trace/xspace"
 )
@@ -69,8 +71,11 @@ type wirePlane struct {
 	extra  []byte           // unknown fields
 	pstats [][]byte         // the plane's own stats (field 6 payloads)
 	base   int64            // its time_base_ns stat (0 when it has none), dropped from copied and pstats
-	// jsonKeys caches the stat names as JSON strings, for the export.
-	jsonKeys map[int64][]byte
+	// jsonKeys caches the stat names as JSON strings, for the export;
+	// jsonKeyList holds the same by id, for ids below maxKeyList (nil:
+	// no stat of that id).
+	jsonKeys    map[int64][]byte
+	jsonKeyList [][]byte
 }
 
 // parsePlane parses the plane b, checking with checks every field but its
@@ -259,6 +264,27 @@ func (m *wireMeta) takeHlo(st []byte, p *wirePlane, hloID int64) error {
 // statOf reads the XStat b: its metadata id and its value, the last of
 // its value fields (num 0: it has none).
 func statOf(b []byte) (id int64, val xspace.Field, err error) {
+	// Fast path: the stat as encoders write it, a one-byte metadata_id
+	// and then one integer value (uint64, int64 or ref) or one short
+	// string, nothing else; anything else goes through statOfFields,
+	// which gives the same for these.
+	if len(b) >= 4 && b[0] == tagStatMeta && b[1] < 0x80 {
+		switch t := b[2]; t {
+		case tagStatUint, tagStatInt, tagStatRef:
+			if v, n := xspace.ConsumeVarint(b[3:]); n > 0 && 3+n == len(b) {
+				return int64(b[1]), xspace.Field{Num: protowire.Number(t >> 3), Type: protowire.VarintType, Raw: b[2:], Value: v}, nil
+			}
+		case tagStatStr:
+			if b[3] < 0x80 && 4+int(b[3]) == len(b) {
+				return int64(b[1]), xspace.Field{Num: xspace.FieldStatStr, Type: protowire.BytesType, Raw: b[2:], Data: b[4:]}, nil
+			}
+		}
+	}
+	return statOfFields(b)
+}
+
+// statOfFields is statOf for any encoding: it reads every field.
+func statOfFields(b []byte) (id int64, val xspace.Field, err error) {
 	for len(b) > 0 {
 		f, rest, err := xspace.Next(b, xspace.StatSpec)
 		if err != nil {
