@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/chronosync/chronosync/phasegap"
 	"github.com/chronosync/chronosync/phasegap/report"
 	"github.com/chronosync/chronosync/workload/halo"
 )
@@ -22,7 +24,7 @@ const (
 )
 
 func newPhasegapCalibrateCmd() *cobra.Command {
-	var out, kernel string
+	var out, kernel, forkNS string
 	cmd := &cobra.Command{
 		Use:   "calibrate RUNS... -o COSTS.yaml",
 		Short: "Fit the simulator's cost model (workload/halo Costs) to PhaseGap's MPI runs",
@@ -43,7 +45,13 @@ static schedule or one thread and no progress thread; call_ns takes the
 posts of every nonblocking run. Runs that vary N, --threads (1 and more),
 --flops-per-point and --bytes-per-point (0 and more) determine every cost;
 a cost the runs do not determine keeps its default. One kernel at a time
-(--kernel picks one). See docs/phasegap.md, "Calibration".
+(--kernel picks one). It prints each fitted cost's standard error and says
+which the runs determine. See docs/phasegap.md, "Calibration".
+
+fork_ns is not fitted: --fork-ns auto (the default) measures the fork/join
+of PhaseGap's own team of 2 threads here, as BenchmarkTeamFork does; a
+number of ns takes that; fit fits it from the runs, which at one N cannot
+tell a fork from a memory ceiling.
 
     chronosync phasegap calibrate runs/cal -o costs.yaml`,
 		Args: cobra.MinimumNArgs(1),
@@ -67,7 +75,11 @@ a cost the runs do not determine keeps its default. One kernel at a time
 					}
 				}
 			}
-			costs, fit, err := halo.Calibrate(rows)
+			opt, err := forkOption(forkNS)
+			if err != nil {
+				return err
+			}
+			costs, fit, err := halo.CalibrateWith(rows, opt)
 			if err != nil {
 				return err
 			}
@@ -81,7 +93,30 @@ a cost the runs do not determine keeps its default. One kernel at a time
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "the costs file to write (YAML)")
 	cmd.Flags().StringVar(&kernel, "kernel", "", "calibrate the runs of this kernel only (stencil3, stencil5 or axpy)")
+	cmd.Flags().StringVar(&forkNS, "fork-ns", "auto", "fork_ns: auto (measure the team's fork/join of 2 threads here), a number of ns (BenchmarkTeamFork's), or fit (from the runs)")
 	return cmd
+}
+
+// forkOption is --fork-ns's calibration option: auto measures the
+// team's fork/join (phasegap.MeasureForkCost), a number is taken as
+// given, fit leaves fork_ns to the fit.
+func forkOption(v string) (halo.CalibrateOptions, error) {
+	switch v {
+	case "fit":
+		return halo.CalibrateOptions{}, nil
+	case "auto":
+		fc, err := phasegap.MeasureForkCost(2, 20000, 20)
+		if err != nil {
+			return halo.CalibrateOptions{}, fmt.Errorf("--fork-ns auto: %w", err)
+		}
+		return halo.CalibrateOptions{ForkNS: float64(fc.Median.Nanoseconds()),
+			ForkFrom: "measured by calibrate on this machine: " + fc.String()}, nil
+	}
+	ns, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(ns) || math.IsInf(ns, 0) || ns < 0 || ns > 1e12 {
+		return halo.CalibrateOptions{}, fmt.Errorf("--fork-ns %q: expected auto, fit, or a number of ns from 0 to 1e12", v)
+	}
+	return halo.CalibrateOptions{ForkNS: ns, ForkFrom: "--fork-ns " + v}, nil
 }
 
 // calibrateNote is the costs file's leading comment: what it was
@@ -121,7 +156,13 @@ func printCostsFit(w io.Writer, c halo.Costs, fit halo.Fit) {
 	}
 	for _, n := range fit.Notes {
 		name, _, _ := strings.Cut(n, " ")
-		how[name] = n
+		if how[name] == "" {
+			how[name] = n
+		}
+	}
+	for _, f := range fit.Fixed {
+		name, _, _ := strings.Cut(f, " ")
+		how[name] = "fixed: " + f
 	}
 	fmt.Fprintf(w, "kernel %s: %d runs fitted (t_interior), %d posts (call_ns), %d rows skipped\n", fit.Kernel, len(fit.Rows), len(fit.CallRows), len(fit.Skipped))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -137,6 +178,13 @@ func printCostsFit(w io.Writer, c halo.Costs, fit halo.Fit) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", kv.name, kv.v, how[kv.name])
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "\nhow closely the runs determine each fitted cost (standard error; determined: within %.0f%%):\n", 100*halo.DeterminedWithin)
+	for _, d := range fit.Determined {
+		fmt.Fprintf(w, "  %s\n", d)
+	}
+	for _, n := range fit.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	fmt.Fprintf(w, "\nt_interior, measured and model: median |residual| %.2f%%, worst %.2f%% (%s)\n", 100*fit.MedianResidual, 100*fit.WorstResidual, fit.Worst)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tmode\tT\tN\tR\tS\tF\tB\tmeasured µs\tmodel µs\tresidual\tbranch\t")

@@ -67,8 +67,16 @@ func TestPhasegapCalibrate(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"fits", []string{runs, filepath.Join(runs, "t1f0", "results.csv"), "-o", out}, 0,
-			[]string{"kernel stencil3: 4 runs fitted", "point_ns          1.5", "flop_ns           0.5", "fork_ns           800", "fitted",
+		{"fork measured", []string{runs, "-o", filepath.Join(dir, "auto.yaml")}, 0,
+			[]string{"fixed: fork_ns", "measured by calibrate on this machine", "per fork/join of 2 threads (median of 20 batches",
+				"note: fork_ns fitted from these runs alone would be 800 ns", "how closely the runs determine each fitted cost"}},
+		{"fork fitted", []string{runs, "--fork-ns", "fit", "-o", filepath.Join(dir, "fit.yaml")}, 0,
+			[]string{"point_ns          1.5", "fork_ns 800 ± "}},
+		{"bad fork", []string{runs, "--fork-ns", "-3", "-o", filepath.Join(dir, "bad.yaml")}, 1,
+			[]string{`--fork-ns "-3": expected auto, fit, or a number of ns`}},
+		{"fits", []string{runs, filepath.Join(runs, "t1f0", "results.csv"), "--fork-ns", "800", "-o", out}, 0,
+			[]string{"kernel stencil3: 4 runs fitted", "point_ns          1.5", "flop_ns           0.5", "fixed: fork_ns 800 ns (--fork-ns 800)", "fitted",
+				"point_ns 1.5 ± ", "determined by the runs",
 				"kept default: no run with bytes_per_point > 0", "mem_bytes_per_ns  0", "no ceiling", "t1f0/results.csv:2", "wrote " + out}},
 		{"no -o", []string{runs}, 1, []string{"-o is required"}},
 		{"no results", []string{filepath.Join(dir, "empty"), "-o", out}, 1, []string{"empty: no results.csv in it or below"}},

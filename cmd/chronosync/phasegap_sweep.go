@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -74,6 +75,7 @@ finished runs are kept, failed ones are retried. See docs/phasegap.md.`,
 			fmt.Fprintf(cmd.OutOrStdout(), "sweep %s: %d points: %d run now, %d kept from before; ok %d, degraded %d, skipped %d, failed %d, pending %d\nindex: %s\n",
 				m.Name, len(o.Entries), o.Ran, o.Kept, counts["ok"], counts[harness.StatusDegraded], counts[sweep.StatusSkipped],
 				counts[sweep.StatusFailed], counts[sweep.StatusPending], filepath.Join(out, sweep.IndexFile))
+			printSkipped(cmd.OutOrStdout(), o.Entries)
 			if errors.Is(err, sweep.ErrInterrupted) {
 				return &codedError{code: 130, err: err}
 			}
@@ -109,17 +111,18 @@ func (r *sweepRunner) Skip(pt sweep.Point) string {
 			return fmt.Sprintf("%d ranks: the real backend runs at most %d here (use sim beyond)", q.Ranks, maxRealRanks)
 		}
 	case sweep.TransportMPI:
+		// What the machine cannot run first, then what this build lacks.
+		if pt.Preset != "none" {
+			return fmt.Sprintf("link preset %s: MPI runs on this machine's shared memory, which no preset shapes (use sim or real)", pt.Preset)
+		}
+		if q.Ranks*q.Threads > r.cpus {
+			return fmt.Sprintf("P×T = %d×%d = %d > %d CPUs: it would oversubscribe (this machine runs MPI up to P×T = %d)", q.Ranks, q.Threads, q.Ranks*q.Threads, r.cpus, r.cpus)
+		}
 		if !mpirun.Built {
 			return "this chronosync was built without MPI (make build-mpi)"
 		}
 		if _, err := exec.LookPath("mpirun"); err != nil {
 			return "no mpirun on PATH (apt-get install openmpi-bin)"
-		}
-		if pt.Preset != "none" {
-			return fmt.Sprintf("link preset %s: MPI runs on this machine's shared memory, which no preset shapes (use sim or real)", pt.Preset)
-		}
-		if q.Ranks*q.Threads > r.cpus {
-			return fmt.Sprintf("P×T = %d×%d = %d > %d CPUs: it would oversubscribe", q.Ranks, q.Threads, q.Ranks*q.Threads, r.cpus)
 		}
 	}
 	return ""
@@ -210,6 +213,32 @@ func (r *sweepRunner) runMPI(ctx context.Context, pt sweep.Point, out string) (s
 		return "", err
 	}
 	return harness.StatusOK, nil
+}
+
+// printSkipped lists why points could not run here, each reason once
+// with its count, per transport, in the order first met (index.csv has
+// every point's line).
+func printSkipped(w io.Writer, entries []sweep.Entry) {
+	type reason struct{ transport, why string }
+	var order []reason
+	count := map[reason]int{}
+	for _, e := range entries {
+		if e.Status != sweep.StatusSkipped {
+			continue
+		}
+		k := reason{e.Transport, e.Reason}
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+	}
+	if len(order) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "not run here (skipped; index.csv names each point):\n")
+	for _, k := range order {
+		fmt.Fprintf(w, "  %s: %d points: %s\n", k.transport, count[k], k.why)
+	}
 }
 
 func lastLine(s string) string {

@@ -76,7 +76,11 @@ func render(panels []Panel, m metric, png bool) ([]byte, error) {
 	dc := draw.New(c)
 	title := text.Style{Font: font.From(plotter.DefaultFont, 13), Handler: gplot.DefaultTextHandler,
 		XAlign: draw.XCenter, YAlign: draw.YTop, Color: color.Black}
-	dc.FillText(title, vg.Point{X: w / 2, Y: h - 6}, m.name+" against T: "+m.title)
+	against := AxisT
+	if len(panels) > 0 {
+		against = panels[0].Axis
+	}
+	dc.FillText(title, vg.Point{X: w / 2, Y: h - 6}, m.name+" against "+against.name()+": "+m.title)
 
 	styles := seriesStyles(panels)
 	plots := make([][]*gplot.Plot, rows)
@@ -166,7 +170,7 @@ func dashes(transport string) []vg.Length {
 func drawPanel(pn Panel, m metric, styles map[string]style, height vg.Length) (*gplot.Plot, error) {
 	p := gplot.New()
 	p.Title.Text = pn.Facet.Title()
-	p.X.Label.Text = "T (threads per rank, log scale)"
+	p.X.Label.Text = pn.Axis.label()
 	p.Y.Label.Text = m.label
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = 9

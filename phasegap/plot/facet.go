@@ -17,24 +17,32 @@ type Facet struct {
 	Flops int    // flops_per_point
 	Bytes int    // bytes_per_point
 	Mode  string // orchestration mode
+	// T is the threads per rank of a panel against H (GroupByH), whose
+	// H is then 0; 0 in a panel against T.
+	T int
 }
 
 // Intensity is the facet's intensity as a label, "F=64 B=0".
 func (f Facet) Intensity() string { return fmt.Sprintf("F=%d B=%d", f.Flops, f.Bytes) }
 
 // Title is the panel's title, "H=256 F=64 B=0 phase_nb".
-func (f Facet) Title() string { return fmt.Sprintf("H=%d %s %s", f.H, f.Intensity(), f.Mode) }
+func (f Facet) Title() string {
+	if f.T > 0 {
+		return f.titleT()
+	}
+	return fmt.Sprintf("H=%d %s %s", f.H, f.Intensity(), f.Mode)
+}
 
 func (f Facet) compare(g Facet) int {
 	return cmp.Or(cmp.Compare(f.H, g.H), cmp.Compare(f.Flops, g.Flops),
-		cmp.Compare(f.Bytes, g.Bytes), cmp.Compare(f.Mode, g.Mode))
+		cmp.Compare(f.Bytes, g.Bytes), cmp.Compare(f.Mode, g.Mode), cmp.Compare(f.T, g.T))
 }
 
 // Point is one series at one T: the means of the runs at that T (several
 // runs of the same series and T are averaged; an empty cell is left out of
 // its mean, and a mean of no values is NaN). Times are in µs.
 type Point struct {
-	T            int
+	T            int     // T; in a panel against H (Panel.Axis), the H
 	WaitFrac     float64 // wait_frac
 	OverlapRatio float64 // overlap_ratio
 	WaitSkew     float64 // wait_skew
@@ -56,6 +64,8 @@ type Series struct {
 type Panel struct {
 	Facet  Facet
 	Series []Series
+	// Axis is the x axis: T (the zero value) or H (GroupByH).
+	Axis Axis
 }
 
 // seriesKey identifies a series within a facet, in its sort order.

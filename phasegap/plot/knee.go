@@ -10,23 +10,34 @@ import (
 	"strings"
 )
 
+// KneeFloor is the least growth of the wait, and the least excess of it
+// over the interior's shrinking, that can make a knee, as a fraction of
+// the iteration before it (t_wait + t_interior at T_{k−1}):
+// less is far inside any measurement's run-to-run noise (repeated MPI
+// runs on the 2-CPU VM differ by a median 17 % in t_iter), and in the
+// model it is the rank imbalance's share (imbalance_frac) of an interior
+// that grew by one fork/join.
+const KneeFloor = 0.001
+
 // Knee finds a series' knee: taken in ascending T, the first point k whose
 // exposed wait grew by more than its interior shrank since the point
 // before, t_wait(T_k) − t_wait(T_{k−1}) > t_interior(T_{k−1}) −
-// t_interior(T_k), the wait having grown at all: from there on, more
-// threads expose more waiting than they save computing. points need not
-// be sorted; a step with a NaN time
-// is no knee. ok is false when no step qualifies (or there is only one
-// point).
+// t_interior(T_k), the wait's growth and its excess over the interior's
+// shrinking each more than KneeFloor of the iteration before: from there
+// on, more threads expose more waiting than they save computing. A step
+// where the interior grows (a fork/join at a memory ceiling) and the wait
+// grows with it by a sliver is no knee, nor one where a latency-bound
+// wait grows by what the interior shrank, give or take a rounding.
+// points need not be sorted; a step with a NaN time is no knee. ok is
+// false when no step qualifies (or there is only one point).
 func Knee(points []Point) (knee Point, ok bool) {
 	ps := slices.Clone(points)
 	slices.SortStableFunc(ps, func(a, b Point) int { return cmp.Compare(a.T, b.T) })
 	for k := 1; k < len(ps); k++ {
 		grew := ps[k].TWait - ps[k-1].TWait
 		shrank := ps[k-1].TInterior - ps[k].TInterior
-		// The wait must grow: a step where the interior grows (a fork's
-		// cost at a memory ceiling) and the wait stays is no knee.
-		if grew > 0 && grew > shrank {
+		floor := KneeFloor * (ps[k-1].TWait + ps[k-1].TInterior)
+		if grew > floor && grew-shrank > floor {
 			return ps[k], true
 		}
 	}

@@ -30,6 +30,12 @@ func TestKnee(t *testing.T) {
 		{"flat", pts([3]float64{1, 50, 100}, [3]float64{2, 50, 100}, [3]float64{4, 50, 100}), 0},
 		{"equal growth is no knee", pts([3]float64{1, 10, 100}, [3]float64{2, 30, 80}), 0},
 		{"an interior that grows while the wait stays is no knee", pts([3]float64{1, 20, 300}, [3]float64{2, 20, 301}), 0},
+		{"an interior that grows by a fork while the wait grows by a sliver is no knee", pts([3]float64{1, 31.36, 208.7}, [3]float64{2, 31.37, 209.2}, [3]float64{4, 31.37, 209.2}), 0},
+		{"a wait that grows by 0.1 % of the iteration is no knee", pts([3]float64{1, 0, 1000}, [3]float64{2, 1, 1000}), 0},
+		{"a wait that grows by more than 0.1 % of the iteration is", pts([3]float64{1, 0, 1000}, [3]float64{2, 1.01, 1000}), 2},
+		{"the fitted fork of 249 µs still makes one (the old costs, P = 2, F = 0)", pts([3]float64{1, 31.36, 233.9}, [3]float64{2, 32.17, 382.3}), 2},
+		{"a latency-bound wait that grows by what the interior shrank, rounded up, is no knee (sim, jitter_5ms_2ms, P = 2)",
+			pts([3]float64{1, 4748.581, 251.419}, [3]float64{2, 4759.3625, 240.6375}), 0},
 		{"unsorted T", pts([3]float64{8, 300, 90}, [3]float64{1, 10, 400}, [3]float64{4, 150, 100}, [3]float64{2, 20, 200}), 4},
 		{"NaN step skipped", pts([3]float64{1, 10, 400}, [3]float64{2, nan, 200}, [3]float64{4, 400, 100}), 0},
 	} {

@@ -49,7 +49,10 @@ type Result struct {
 // Plot groups records into panels (see Group) and writes into outDir,
 // creating it if missing: for each metric M of wait_frac, overlap_ratio
 // and wait_skew, M.png and M.svg (a grid of panels; the wait_frac panels
-// mark each series' knee); then knees.csv and knees.md (see Knee).
+// mark each series' knee); then knees.csv and knees.md (see Knee); then,
+// where some series has several halo widths (the message-size sweep),
+// the same against H (GroupByH): t_wait_vs_H, wait_frac_vs_H and
+// overlap_ratio_vs_H, PNG and SVG.
 func Plot(records []report.Record, outDir string) (Result, error) {
 	if len(records) == 0 {
 		return Result{}, errors.New("phasegap plot: no rows to plot")
@@ -95,6 +98,29 @@ func Plot(records []report.Record, outDir string) (Result, error) {
 	}
 	if err := write("knees.md", KneesMarkdown(res.Knees)); err != nil {
 		return res, err
+	}
+	// Against H, where some series has several (the message-size sweep).
+	byH, err := GroupByH(records)
+	if err != nil {
+		return res, err
+	}
+	if len(byH) == 0 {
+		return res, nil
+	}
+	for _, m := range hMetrics() {
+		for _, png := range []bool{true, false} {
+			data, err := render(byH, m, png)
+			if err != nil {
+				return res, fmt.Errorf("phasegap plot: %w", err)
+			}
+			name := m.name + ".svg"
+			if png {
+				name = m.name + ".png"
+			}
+			if err := write(name, data); err != nil {
+				return res, err
+			}
+		}
 	}
 	return res, nil
 }

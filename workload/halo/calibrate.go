@@ -27,9 +27,15 @@ type Fit struct {
 	// Kept lists each cost left at DefaultCosts' value, with why:
 	// "flop_ns (no run with flops_per_point > 0)".
 	Kept []string
+	// Fixed lists each cost given rather than fitted, with where it came
+	// from: "fork_ns 556 ns (BenchmarkTeamFork ...)".
+	Fixed []string
 	// Notes are the fit's other decisions (a cost pinned at 0, the
 	// memory ceiling dropped).
 	Notes []string
+	// Determined says, for each fitted cost, how closely the runs
+	// determine it (its standard error), in Costs' order.
+	Determined []Determined
 	// Rows are the runs of the interior fit, in input order, with the
 	// fitted model's residual.
 	Rows []RowFit
@@ -152,8 +158,22 @@ func bool2byte(b bool) byte {
 // call_ns is the median over the nonblocking runs of t_post_mean_avg / 4:
 // the model charges a post as four calls. eager_limit keeps its default.
 func Calibrate(rows []report.Record) (Costs, Fit, error) {
+	return CalibrateWith(rows, CalibrateOptions{})
+}
+
+// CalibrateWith is Calibrate with opt's choices: fork_ns measured by the
+// fork/join benchmark rather than fitted (opt.ForkFrom set).
+func CalibrateWith(rows []report.Record, opt CalibrateOptions) (Costs, Fit, error) {
 	var fit Fit
 	def := DefaultCosts()
+	var fixed [nUnknown]bool
+	if opt.ForkFrom != "" {
+		if math.IsNaN(opt.ForkNS) || math.IsInf(opt.ForkNS, 0) || opt.ForkNS < 0 || opt.ForkNS > 1e12 {
+			return Costs{}, Fit{}, fmt.Errorf("calibrate: fork_ns %v (%s): expected a finite number from 0 to 1e12", opt.ForkNS, opt.ForkFrom)
+		}
+		def.ForkNS, fixed[uFork] = opt.ForkNS, true
+		fit.Fixed = append(fit.Fixed, fmt.Sprintf("fork_ns %.4g ns (%s)", opt.ForkNS, opt.ForkFrom))
+	}
 	var cal []calRow
 	var calls []float64
 	var imbalance []imbalanceRow
@@ -225,16 +245,25 @@ func Calibrate(rows []report.Record) (Costs, Fit, error) {
 	} else {
 		keptCall = "call_ns (no run of a nonblocking mode: phase_nb, nb_test, phase_persist or omp_tasks)"
 	}
-	best, err := fitInterior(cal, base)
+	best, err := fitInterior(cal, base, fixed)
 	if err != nil {
 		return Costs{}, Fit{}, err
 	}
 	c := best.c
+	if fixed[uFork] {
+		// What these runs alone would make of fork_ns, for the record.
+		free, err := fitInterior(cal, base, [nUnknown]bool{})
+		if err != nil {
+			return Costs{}, Fit{}, err
+		}
+		fit.Notes = append(fit.Notes, forkAlone(free, cal))
+	}
 
 	// What was fitted and what kept, in Costs' order.
 	names := unknownNames()
 	for j := range nUnknown {
 		switch {
+		case fixed[j]:
 		case best.fitted[j]:
 			fit.Fitted = append(fit.Fitted, names[j])
 		case best.pinned[j] && j == uMem:
@@ -258,6 +287,7 @@ func Calibrate(rows []report.Record) (Costs, Fit, error) {
 	fit.Kept = append(fit.Kept, "eager_limit (these runs do not measure it; ompi_info --all | grep eager_limit shows OpenMPI's)")
 	if len(imbalance) > 0 {
 		c.ImbalanceNS, c.ImbalanceFrac = fitImbalance(imbalance)
+		fit.Determined = append(fit.Determined, imbalanceDetermined(imbalance, c.ImbalanceNS, c.ImbalanceFrac)...)
 		fit.Fitted = append(fit.Fitted, "imbalance_ns", "imbalance_frac")
 		fit.Notes = append(fit.Notes, fmt.Sprintf("imbalance from the interiors of %d runs on P ≥ 2 ranks (a slow rank's minus a fast one's; the interior fit takes the fast one's): %.4g ns + %.4g × interior", len(imbalance), c.ImbalanceNS, c.ImbalanceFrac))
 	} else {
@@ -279,6 +309,7 @@ func Calibrate(rows []report.Record) (Costs, Fit, error) {
 		}
 	}
 	fit.MedianResidual = stats.Median(abs)
+	fit.Determined = append(interiorDetermined(cal, best, c), fit.Determined...)
 	if err := c.Validate(); err != nil {
 		return Costs{}, Fit{}, fmt.Errorf("calibrate: the fitted costs are out of range: %w", err)
 	}
@@ -369,7 +400,7 @@ func (a *candidate) better(b *candidate, tie float64) bool {
 // branches that the all-arithmetic fit gives with each run's own memory
 // ceiling), and returns the candidate that fits best. An assignment of
 // branches is solved once: its continuation is the same from any start.
-func fitInterior(rows []calRow, base Costs) (candidate, error) {
+func fitInterior(rows []calRow, base Costs, fixed [nUnknown]bool) (candidate, error) {
 	allArith := make(assignment, len(rows))
 	for i, r := range rows {
 		allArith[i] = make([]bool, r.Steps)
@@ -382,7 +413,7 @@ func fitInterior(rows []calRow, base Costs) (candidate, error) {
 		var first candidate
 		for i := 0; i < 32 && !seen[a.key()]; i++ {
 			seen[a.key()] = true
-			cd, err := solve(rows, a, base, tie)
+			cd, err := solve(rows, a, base, tie, fixed)
 			if err != nil {
 				return candidate{}, err
 			}
@@ -544,7 +575,7 @@ func independent(cols [][]float64, js []int) bool {
 // over every set of unknowns the rows can separate, those fitted and the
 // others at base's values (an unknown fitted below 0 pinned at 0), with
 // the memory ceiling at base's or none when the fit does not take it.
-func solve(rows []calRow, a assignment, base Costs, tie float64) (candidate, error) {
+func solve(rows []calRow, a assignment, base Costs, tie float64, fixed [nUnknown]bool) (candidate, error) {
 	n := len(rows)
 	cols := make([][]float64, nUnknown) // weighted: each row divided by its time
 	for j := range cols {
@@ -565,7 +596,7 @@ func solve(rows []calRow, a assignment, base Costs, tie float64) (candidate, err
 				free = append(free, j)
 			}
 		}
-		if !independent(cols, free) {
+		if slices.ContainsFunc(free, func(j int) bool { return fixed[j] }) || !independent(cols, free) {
 			continue
 		}
 		cd, err := solveFree(cols, free, base)
@@ -601,7 +632,7 @@ func solve(rows []calRow, a assignment, base Costs, tie float64) (candidate, err
 	names := unknownNames()
 	for j := range nUnknown {
 		switch {
-		case best.fitted[j] || best.pinned[j]:
+		case best.fitted[j] || best.pinned[j] || fixed[j]:
 		case norm(cols[j]) == 0:
 			best.why[j] = zeroReason(j, rows)
 		case !independent(cols, append(slices.Clone(free), j)):
@@ -723,6 +754,9 @@ func (f Fit) String() string {
 	if len(f.Fitted) > 0 {
 		fmt.Fprintf(&b, "fitted: %s\n", strings.Join(f.Fitted, ", "))
 	}
+	for _, x := range f.Fixed {
+		fmt.Fprintf(&b, "fixed: %s\n", x)
+	}
 	for _, k := range f.Kept {
 		fmt.Fprintf(&b, "kept default: %s\n", k)
 	}
@@ -730,6 +764,9 @@ func (f Fit) String() string {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	fmt.Fprintf(&b, "t_interior residuals, (model − measured)/measured: median |r| %.2f%%, worst %.2f%% (%s)\n", 100*f.MedianResidual, 100*f.WorstResidual, f.Worst)
+	for _, d := range f.Determined {
+		fmt.Fprintf(&b, "%s\n", d)
+	}
 	return b.String()
 }
 
