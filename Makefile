@@ -4,17 +4,22 @@ GO          ?= go
 BIN         := bin/chronosync
 SCENARIO    ?= scenarios/train4-kineto.yaml
 export GOFLAGS ?= -mod=readonly
+# The source revision, stamped into the binary for PhaseGap's records
+# (phasegap/buildstamp) where the toolchain's own VCS stamp is off; empty
+# when git or the repository is absent (the records then say "unknown").
+GIT_SHA     := $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS     := -X github.com/chronosync/chronosync/phasegap/buildstamp.Revision=$(GIT_SHA)
 
 .PHONY: all build build-mpi run deps test unit accept lint bench bench-smoke fuzz fuzz-smoke clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/chronosync
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/chronosync
 
 ## build-mpi: chronosync with PhaseGap on MPI (needs libopenmpi-dev)
 build-mpi:
-	$(GO) build -tags mpi -o $(BIN) ./cmd/chronosync
+	$(GO) build -tags mpi -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/chronosync
 
 ## run: run the default scenario and print its summary
 run: build

@@ -111,8 +111,20 @@ func TestPhasegapSim(t *testing.T) {
 	if fig(t, b, "wait_frac") <= fig(t, a, "wait_frac") {
 		t.Errorf("wait_frac %.3f under lat_1ms, %.3f under none", fig(t, b, "wait_frac"), fig(t, a, "wait_frac"))
 	}
+	// The model times a pure exchange as the MPI run does: phase_blk
+	// over a 1 ms link hides none of it (hidden_frac 0, in the CSV and
+	// the summary), and the row's git_sha is the build's stamp.
+	if p := fig(t, b, "t_pure_comm_mean"); p < 1000 || p > 1100 || fig(t, b, "hidden_frac") != 0 || b.Str("git_sha") == "" {
+		t.Errorf("t_pure_comm_mean %.1f µs, hidden_frac %s, git_sha %q; want the 1 ms link, 0 and a stamp", p, b.Str("hidden_frac"), b.Str("git_sha"))
+	}
+	if hf := lat.Summary.Phasegap.HiddenFrac; hf == nil || *hf != 0 {
+		t.Errorf("summary's hidden_frac %v, want 0", hf)
+	}
 	var out bytes.Buffer
 	lat.Print(&out)
+	if !strings.Contains(out.String(), "hidden_frac 0.0000 = 1 − t_wait") {
+		t.Errorf("printed summary lacks hidden_frac:\n%s", out.String())
+	}
 	if !strings.Contains(out.String(), "phasegap: 3 of 3 ranks finished, phase_blk, T=2, H=256, links lat_1ms") {
 		t.Errorf("printed summary:\n%s", out.String())
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // phasegapSection is the plan's plots of a PhaseGap run or sweep (wait_frac,
-// overlap_ratio and wait_skew against T, as chronosync phasegap plot draws
+// overlap_ratio, hidden_frac and wait_skew against T, as chronosync phasegap plot draws
 // them) and the knee table.
 func phasegapSection(r *Run) (*Section, error) {
 	if len(r.Phasegap) == 0 {

@@ -73,6 +73,7 @@ func parseStall(v string) (time.Duration, error) {
 // runPhasegap runs one rank of the MPI benchmark (package mpirun); a
 // refusal rank 0 already reported exits 1 without a word.
 func runPhasegap(cmd *cobra.Command, o *phasegapOpts) error {
+	o.MPIThreadSet = cmd.Flags().Changed("mpi-thread")
 	err := mpirun.Run(&o.Options, o.check, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	if errors.Is(err, mpirun.ErrRefused) {
 		return &codedError{code: 1, err: errSilent}
@@ -119,7 +120,7 @@ apt-get install libopenmpi-dev openmpi-bin). See docs/phasegap.md.`,
 	f.IntVar(&o.checkI, "check", 1, "1: compare every rank's points with a serial recomputation every --check-every iterations and fail the run on a mismatch; 0: no check, no checksum")
 	f.IntVar(&o.poisonI, "poison-ghost", 0, "1: fill the ghost zones with NaN between iterations and fail the run on any NaN read (rank, iteration, cell)")
 	f.StringVar(&o.stallS, "stall-timeout", "auto", "stall watchdog: end the job when an iteration runs longer (auto: 20× the slowest warmup iteration, at least 1s; 0: off; 30s)")
-	f.StringVar(&o.MPIThread, "mpi-thread", "funneled", "thread level requested: funneled, serialized or multiple (provided is recorded)")
+	f.StringVar(&o.MPIThread, "mpi-thread", "funneled", "thread level requested: funneled, serialized or multiple (provided is recorded); --progress progress_thread asks for multiple, and refuses another level given here")
 	f.StringVar(&o.bindS, "omp-bind", "false", "true: pin thread t to the t-th of the rank's places (OMP_PROC_BIND)")
 	f.StringVar(&o.Places, "omp-places", "cores", "places for --omp-bind: cores (one CPU per physical core) or threads (every CPU the rank may use)")
 	f.IntVar(&o.traceI, "trace", 0, "1: write trace.json (Chrome trace format)")

@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,6 +99,7 @@ func TestPhasegapModes(t *testing.T) {
 				t.Errorf("np %d %s: row %v", np, mode, row)
 			}
 			sums[mode] = row["checksum64"]
+			checkRecords(t, row, np)
 			overlap := num(t, row, "overlap_ratio")
 			switch mode {
 			case phasegap.ModeBlk:
@@ -138,6 +140,9 @@ func TestPhasegapModes(t *testing.T) {
 			t.Fatalf("np %d progress_thread: %v\n%s", np, err, out)
 		}
 		row := readRow(t, filepath.Join(dir, "results.csv"))
+		if row["mpi_thread_requested"] != "multiple" {
+			t.Errorf("np %d progress_thread: requested %q, want multiple (what MPI_Init_thread was asked)", np, row["mpi_thread_requested"])
+		}
 		if row["mpi_thread_provided"] != "MPI_THREAD_MULTIPLE" || num(t, row, "mpi_test_calls_mean") <= 0 {
 			t.Errorf("np %d progress_thread: provided %s, tests %s", np, row["mpi_thread_provided"], row["mpi_test_calls_mean"])
 		}
@@ -148,6 +153,34 @@ func TestPhasegapModes(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// checkRecords: an MPI row records the host's CPUs and the ranks'
+// binding apart, the host's load and oversubscription, a status that
+// says degraded exactly when it gives reasons (P×T above the host's CPUs
+// always among them), the hiding figure from its own columns, and a git
+// SHA that is a revision or "unknown".
+func checkRecords(t *testing.T, row map[string]string, np int) {
+	t.Helper()
+	host, rank := num(t, row, "host_cpus"), num(t, row, "rank_cpus")
+	if host < 1 || rank < 1 || rank > host || num(t, row, "oversubscription") != float64(np)/host {
+		t.Errorf("np %d: host_cpus %s, rank_cpus %s, oversubscription %s", np, row["host_cpus"], row["rank_cpus"], row["oversubscription"])
+	}
+	if row["load1_start"] == "" || row["load1_end"] == "" {
+		t.Errorf("np %d: load %q → %q: want both read", np, row["load1_start"], row["load1_end"])
+	}
+	over := float64(np) > host
+	if st, why := row["status"], row["degraded_reason"]; (st == "degraded") != (why != "") || st != "ok" && st != "degraded" ||
+		over && !strings.Contains(why, "oversubscribed") {
+		t.Errorf("np %d on %v CPUs: status %q, reason %q", np, host, st, why)
+	}
+	wait, pure, hf := num(t, row, "t_wait_mean_avg"), num(t, row, "t_pure_comm_mean"), num(t, row, "hidden_frac")
+	if want := math.Max(0, math.Min(1, 1-wait/pure)); math.Abs(hf-want) > 1e-9 {
+		t.Errorf("np %d: hidden_frac %v, want clamp(1 − %v/%v) = %v", np, hf, wait, pure, want)
+	}
+	if sha := row["git_sha"]; sha != "unknown" && len(sha) < 7 {
+		t.Errorf("np %d: git_sha %q", np, sha)
 	}
 }
 
@@ -212,6 +245,9 @@ func TestPhasegapRefuses(t *testing.T) {
 		{[]string{"--ranks", "2", "--halo", "1", "--timesteps", "2"}, "--halo 1 is smaller than B = radius × timesteps = 1 × 2 = 2"},
 		{[]string{"--ranks", "2", "--mode", "fast"}, `--mode "fast"`},
 		{[]string{"--ranks", "2", "--omp-schedule", "fastest"}, `--omp-schedule "fastest": expected one of [static dynamic guided]`},
+		// A level given explicitly is never silently raised.
+		{[]string{"--ranks", "2", "--progress", "progress_thread", "--mpi-thread", "funneled"},
+			"--mpi-thread funneled with --progress progress_thread: the progress thread calls MPI from a second thread, which needs multiple"},
 	} {
 		dir := filepath.Join(t.TempDir(), "run")
 		out, err := mpirunPhasegap(t, 2, append(tc.args, "--out-dir", dir)...)

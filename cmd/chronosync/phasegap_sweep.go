@@ -20,6 +20,7 @@ import (
 	"github.com/chronosync/chronosync/harness"
 	"github.com/chronosync/chronosync/phasegap/mpirun"
 	"github.com/chronosync/chronosync/phasegap/params"
+	"github.com/chronosync/chronosync/phasegap/report"
 	"github.com/chronosync/chronosync/phasegap/sweep"
 )
 
@@ -211,6 +212,15 @@ func (r *sweepRunner) runMPI(ctx context.Context, pt sweep.Point, out string) (s
 	}
 	if err := os.WriteFile(filepath.Join(out, "mpirun.log"), outb, 0o644); err != nil {
 		return "", err
+	}
+	// The run judged its machine (load, oversubscription, CPU pressure
+	// and steal: results.csv's status), as the real backend's runs do.
+	recs, err := report.ReadCSVFile(filepath.Join(out, report.ResultsFile))
+	if err != nil {
+		return "", err
+	}
+	if len(recs) == 1 && recs[0].Str("status") == report.StatusDegraded {
+		return harness.StatusDegraded, nil
 	}
 	return harness.StatusOK, nil
 }

@@ -3,6 +3,7 @@ package phasegaprun
 import (
 	"crypto/sha256"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"github.com/chronosync/chronosync/harness/engine"
 	"github.com/chronosync/chronosync/infile"
 	"github.com/chronosync/chronosync/model/netem"
+	"github.com/chronosync/chronosync/phasegap/buildstamp"
 	"github.com/chronosync/chronosync/phasegap/output"
 	"github.com/chronosync/chronosync/phasegap/params"
 	"github.com/chronosync/chronosync/phasegap/report"
@@ -189,6 +191,7 @@ func (p *protocol) config() report.Config {
 		Trace: true, TraceIters: p.sc.Workload.Phasegap.TraceIters, TraceDetail: "rank",
 		OutDir: Dir, RunID: fmt.Sprintf("%s-seed%d", p.sc.Name, p.sc.Seed), CSVMode: "write", Manifest: true,
 		MPIImpl: "model", MPIVersion: "workload/halo, costs " + p.costsFrom, Impairment: linkPreset(p.sc.Links),
+		GitSHA: buildstamp.Read().SHA,
 	})
 }
 
@@ -232,12 +235,16 @@ func (p *protocol) Finish() error {
 	row := report.Aggregate(cfg, sums, 0)
 	sum.TIter, sum.TInterior, sum.TWait, sum.TCommWindow = row.TIterMean, row.TInterior.Avg, row.TWait.Avg, row.TCommWindow.Avg
 	sum.WaitFrac, sum.WaitSkew, sum.OverlapRatio = row.WaitFrac, row.WaitSkew, row.OverlapRatio
+	if !math.IsNaN(row.HiddenFrac) {
+		pure, hf := row.TPureCommMean, row.HiddenFrac
+		sum.TPureComm, sum.HiddenFrac = &pure, &hf
+	}
 	if p.w.Backend() == "sim" {
 		sum.Ignored = p.streamless
 	}
 	p.sum = sum
 	return output.Write(filepath.Join(p.dir, Dir), output.Run{Config: cfg, Row: row, Ranks: ranks,
-		Build: report.BuildInfo{GoVersion: runtime.Version(), Compiler: runtime.Compiler, GitSHA: engine.Version()}, Env: map[string]string{},
+		Build: modelBuild(), Env: map[string]string{},
 		XPlanes: true})
 }
 
@@ -248,3 +255,12 @@ func (p *protocol) Summarize(s engine.Sections) { s.Put(p.sum) }
 // ends, to spin the rest (engine.LateTimers): the real backend's timers
 // fire late.
 func (p *protocol) TimersFireLate() { p.spin = realSpin }
+
+// modelBuild is the binary's build as a model run's manifest records it:
+// the revision from the toolchain's stamp or the Makefile's ldflags
+// (package buildstamp) and where it came from.
+func modelBuild() report.BuildInfo {
+	st := buildstamp.Read()
+	return report.BuildInfo{GoVersion: runtime.Version(), Compiler: runtime.Compiler,
+		GitSHA: st.SHA, GitSHASource: st.Source, GitModified: st.Modified}
+}

@@ -28,6 +28,11 @@ type Summary struct {
 	WaitFrac     float64 `json:"wait_frac"`
 	WaitSkew     float64 `json:"wait_skew"`
 	OverlapRatio float64 `json:"overlap_ratio"`
+	// TPureComm and HiddenFrac are the pure exchange's mean time and
+	// the share of it the run hid (report.HiddenFrac); absent when the
+	// run timed no pure exchange (PureComm 0).
+	TPureComm  *float64 `json:"t_pure_comm_mean_us,omitempty"`
+	HiddenFrac *float64 `json:"hidden_frac,omitempty"`
 	// Ignored are the link settings a simulated run did not apply to
 	// the halos (see streamless); the run is then degraded.
 	Ignored []string `json:"ignored_link_settings,omitempty"`
@@ -53,6 +58,9 @@ func (pg *Summary) Print(w io.Writer) {
 		pg.Finished, pg.Ranks, pg.Mode, pg.Threads, pg.Halo, pg.Impairment, pg.Costs)
 	fmt.Fprintf(w, "  t_iter %.2f µs, interior %.2f µs, wait %.2f µs, comm window %.2f µs; wait_frac %.4f, wait_skew %.3f, overlap_ratio %.4f\n",
 		pg.TIter, pg.TInterior, pg.TWait, pg.TCommWindow, pg.WaitFrac, pg.WaitSkew, pg.OverlapRatio)
+	if pg.HiddenFrac != nil && pg.TPureComm != nil {
+		fmt.Fprintf(w, "  hidden_frac %.4f = 1 − t_wait %.2f / t_pure_comm %.2f µs, clamped to [0, 1]\n", *pg.HiddenFrac, pg.TWait, *pg.TPureComm)
+	}
 	for _, f := range pg.Failed {
 		fmt.Fprintf(w, "  %s\n", f)
 	}

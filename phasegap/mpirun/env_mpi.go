@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/chronosync/chronosync/phasegap/buildstamp"
 	"github.com/chronosync/chronosync/phasegap/report"
 )
 
@@ -26,21 +27,13 @@ func mpiImpl(version string) string {
 	return "unknown"
 }
 
-// gitSHA is the VCS revision the binary was built from, if recorded.
-func gitSHA() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
-			}
-		}
-	}
-	return "unknown"
-}
-
-// buildInfo is the binary's build: Go version, compiler, tags, revision.
+// buildInfo is the binary's build: Go version, compiler, tags, revision
+// (the toolchain's VCS stamp, else the Makefile's ldflags: package
+// buildstamp).
 func buildInfo() report.BuildInfo {
-	b := report.BuildInfo{GoVersion: runtime.Version(), Compiler: runtime.Compiler, GitSHA: gitSHA()}
+	st := buildstamp.Read()
+	b := report.BuildInfo{GoVersion: runtime.Version(), Compiler: runtime.Compiler,
+		GitSHA: st.SHA, GitSHASource: st.Source, GitModified: st.Modified}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			switch s.Key {
@@ -78,7 +71,10 @@ func platformInfo() report.PlatformInfo {
 		p.Sysname, p.Nodename, p.Release, p.Version, p.Machine = str(u.Sysname[:]), str(u.Nodename[:]), str(u.Release[:]), str(u.Version[:]), str(u.Machine[:])
 		p.Uname = strings.Join([]string{p.Sysname, p.Nodename, p.Release, p.Version, p.Machine}, " ")
 	}
-	p.LogicalCPUs = runtime.NumCPU()
+	// The host's CPUs, not runtime.NumCPU: that is this rank's
+	// affinity, one CPU where mpirun binds a rank to a core.
+	p.LogicalCPUs = HostCPUs()
+	p.RankCPUs, p.RankCPUList = RankCPUs()
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {
 		return p
@@ -104,6 +100,6 @@ func platformInfo() report.PlatformInfo {
 		}
 	}
 	p.Sockets, p.PhysicalCores = len(sockets), len(cores)
-	p.Topology = fmt.Sprintf("%d socket(s), %d core(s), %d logical CPU(s)", p.Sockets, p.PhysicalCores, p.LogicalCPUs)
+	p.Topology = fmt.Sprintf("%d socket(s), %d core(s), %d logical CPU(s); rank 0 bound to %d (%s)", p.Sockets, p.PhysicalCores, p.LogicalCPUs, p.RankCPUs, p.RankCPUList)
 	return p
 }

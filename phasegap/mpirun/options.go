@@ -20,19 +20,23 @@ var ErrRefused = errors.New("refused; rank 0 said why")
 // Options are a run's settings: the benchmark's parameters and the
 // launcher's own (MPI threading, binding, outputs).
 type Options struct {
-	Params      params.Params
-	MPIThread   string // funneled | serialized | multiple
-	Bind        bool   // --omp-bind
-	Places      string // cores | threads
-	Trace       bool
-	TraceIters  int
-	TraceDetail string // rank | thread
-	Transport   string // auto | shm | tcp
-	OutDir      string
-	RunID       string // "": time and a hash of the configuration
-	CSV         string // an index CSV beside the run directory's
-	CSVMode     string // write | append
-	Manifest    bool
+	Params    params.Params
+	MPIThread string // funneled | serialized | multiple
+	// MPIThreadSet says --mpi-thread was given: a level given with
+	// --progress progress_thread must be multiple, never silently
+	// raised (without it, a progress thread asks for multiple).
+	MPIThreadSet bool
+	Bind         bool   // --omp-bind
+	Places       string // cores | threads
+	Trace        bool
+	TraceIters   int
+	TraceDetail  string // rank | thread
+	Transport    string // auto | shm | tcp
+	OutDir       string
+	RunID        string // "": time and a hash of the configuration
+	CSV          string // an index CSV beside the run directory's
+	CSVMode      string // write | append
+	Manifest     bool
 }
 
 // Check refuses what params.Params.Validate does not see: the launcher's
@@ -61,7 +65,12 @@ func (o *Options) Check() error {
 	}
 	if o.Params.Progress == "progress_thread" {
 		// A helper thread calling MPI_Test* needs MPI_THREAD_MULTIPLE;
-		// the launcher checks what MPI provides.
+		// the launcher checks what MPI provides. A level given
+		// explicitly is what the user asked: refuse it rather than
+		// record another.
+		if o.MPIThreadSet && o.MPIThread != "multiple" {
+			return fmt.Errorf("--mpi-thread %s with --progress progress_thread: the progress thread calls MPI from a second thread, which needs multiple (give --mpi-thread multiple, or leave it out: a progress thread then asks for multiple)", o.MPIThread)
+		}
 		o.MPIThread = "multiple"
 	}
 	if o.Bind {

@@ -91,6 +91,11 @@ func Run(o *Options, prepare func() error, stdout, stderr io.Writer) error {
 	if c.Size() == 1 && c.Rank() == 0 {
 		fmt.Fprintln(stderr, "phasegap: one rank (launch with mpirun -np P for more): its ring is itself, both halos its own")
 	}
+	var host hostWatch
+	if c.Rank() == 0 {
+		host = watchHost()
+	}
+	cpu0 := CPUSeconds()
 	res, err := phasegap.RunWith(c, o.Params, phasegap.RunOptions{OnStall: func(err error) {
 		// The master is blocked (a neighbour stopped, say) and MPI is
 		// the master's alone (MPI_THREAD_FUNNELED): exit, and mpirun
@@ -113,6 +118,9 @@ func Run(o *Options, prepare func() error, stdout, stderr io.Writer) error {
 		c.Abort(1)
 		return err
 	}
+	// Each rank's binding and CPU time go to rank 0 with its summary.
+	res.Rank.CPUs, _ = RankCPUs()
+	res.Rank.CPUSeconds = CPUSeconds() - cpu0
 	traced := 0
 	if o.Trace {
 		traced = o.TraceIters
@@ -127,7 +135,11 @@ func Run(o *Options, prepare func() error, stdout, stderr io.Writer) error {
 		return nil
 	}
 	cfg := config(o, d, provided.String(), mpi.LibraryVersion())
-	row, err := writeRun(o, cfg, g, res.Rank.Checksum)
+	var own float64
+	for _, s := range g.Summaries {
+		own += s.CPUSeconds
+	}
+	row, err := writeRun(o, cfg, g, res.Rank.Checksum, host.end(o.Params.Ranks, o.Params.Threads, own))
 	if err != nil {
 		return fmt.Errorf("phasegap: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chronosync/chronosync/phasegap"
+	"github.com/chronosync/chronosync/phasegap/buildstamp"
 	"github.com/chronosync/chronosync/phasegap/output"
 	"github.com/chronosync/chronosync/phasegap/params"
 	"github.com/chronosync/chronosync/phasegap/report"
@@ -30,7 +31,7 @@ func config(o *Options, d params.Derived, provided, version string) report.Confi
 		Transport: o.Transport, MPIThreadRequested: o.MPIThread, MPIThreadProvided: provided,
 		OMPBind: o.Bind, OMPPlaces: o.Places, Trace: o.Trace, TraceIters: o.TraceIters, TraceDetail: o.TraceDetail,
 		OutDir: o.OutDir, RunID: o.RunID, CSV: o.CSV, CSVMode: o.CSVMode, Manifest: o.Manifest,
-		Hostname: host, GitSHA: gitSHA(), Timestamp: time.Now().UTC().Format(time.RFC3339),
+		Hostname: host, GitSHA: buildstamp.Read().SHA, Timestamp: time.Now().UTC().Format(time.RFC3339),
 		MPIImpl: mpiImpl(version), MPIVersion: version, Impairment: "none", Checksum: true,
 	})
 	if cfg.RunID == "" {
@@ -44,8 +45,9 @@ func config(o *Options, d params.Derived, provided, version string) report.Confi
 // writeRun writes the run directory through output.Write, staged beside
 // it and renamed into place, so that a failure leaves no half-written
 // directory; then the --csv index, if any.
-func writeRun(o *Options, cfg report.Config, g *phasegap.Gathered, checksum uint64) (report.Row, error) {
+func writeRun(o *Options, cfg report.Config, g *phasegap.Gathered, checksum uint64, host report.Host) (report.Row, error) {
 	row := report.Aggregate(cfg, g.Summaries, checksum)
+	row.Host = host
 	dir := filepath.Clean(o.OutDir)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return row, fmt.Errorf("run directory: %w", err)
@@ -95,6 +97,13 @@ func printRun(w io.Writer, cfg report.Config, row report.Row, dir string) {
 		row.TIterMean, row.TPost.Avg, row.TPost.Max, row.TInterior.Avg, row.TInterior.Max, row.TWait.Avg, row.TWait.Max,
 		row.TBoundary.Avg, row.TBoundary.Max, row.TCommWindow.Avg, row.TCommWindow.Max)
 	fmt.Fprintln(w, row.PercentileLine())
+	if !math.IsNaN(row.HiddenFrac) {
+		fmt.Fprintf(w, "hidden_frac %.3f = 1 − t_wait %.2f / t_pure_comm %.2f, clamped to [0, 1] (overlap_ratio %.3f)\n",
+			row.HiddenFrac, row.TWait.Avg, row.TPureCommMean, row.OverlapRatio)
+	}
+	if l := row.HostLine(); l != "" {
+		fmt.Fprintln(w, l)
+	}
 	if !math.IsNaN(row.IMBNBCOverlapPct) {
 		fmt.Fprintf(w, "IMB-NBC overlap %.2f %% = 100·(t_pure %.2f + t_CPU %.2f − t_ovrl %.2f)/max(t_pure, t_CPU), clamped; SMB availability %.2f %% = 100·(1 − (iter_t %.2f − work_t %.2f)/base_t %.2f); OSU overlap %.2f %%\n",
 			row.IMBNBCOverlapPct, row.IMBTPure, row.IMBTCPU, row.IMBTOvrl, row.SMBAvailabilityPct, row.SMBIterT, row.SMBWorkT, row.SMBBaseT, row.OSUOverlapPct)

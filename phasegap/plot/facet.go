@@ -45,6 +45,7 @@ type Point struct {
 	T            int     // T; in a panel against H (Panel.Axis), the H
 	WaitFrac     float64 // wait_frac
 	OverlapRatio float64 // overlap_ratio
+	HiddenFrac   float64 // hidden_frac (NaN without a pure-communication pass)
 	WaitSkew     float64 // wait_skew
 	TWait        float64 // t_wait_mean_avg
 	TInterior    float64 // t_interior_mean_avg
@@ -229,6 +230,7 @@ func average(rows []row) Point {
 		T:            rows[0].point.T,
 		WaitFrac:     mean(func(p *Point) float64 { return p.WaitFrac }),
 		OverlapRatio: mean(func(p *Point) float64 { return p.OverlapRatio }),
+		HiddenFrac:   mean(func(p *Point) float64 { return p.HiddenFrac }),
 		WaitSkew:     mean(func(p *Point) float64 { return p.WaitSkew }),
 		TWait:        mean(func(p *Point) float64 { return p.TWait }),
 		TInterior:    mean(func(p *Point) float64 { return p.TInterior }),
@@ -267,6 +269,21 @@ func readRow(r report.Record) (row, error) {
 			return row{}, err
 		}
 		*c.to = v
+	}
+	// hidden_frac: a file of an earlier release lacks the column; its
+	// inputs are in every release's.
+	if r.Has("hidden_frac") {
+		v, err := r.Float("hidden_frac")
+		if err != nil {
+			return row{}, err
+		}
+		x.point.HiddenFrac = v
+	} else {
+		pure, err := r.Float("t_pure_comm_mean")
+		if err != nil {
+			return row{}, err
+		}
+		x.point.HiddenFrac = report.HiddenFrac(x.point.TWait, pure)
 	}
 	x.facet.Mode = r.Str("mode")
 	x.key.transport = r.Transport()

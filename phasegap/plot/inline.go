@@ -10,7 +10,7 @@ import (
 // Figure is one of Plot's figures as SVG, for a page that inlines it
 // (chronosync report).
 type Figure struct {
-	Name  string // the metric: wait_frac, overlap_ratio or wait_skew
+	Name  string // the metric: wait_frac, overlap_ratio, hidden_frac or wait_skew
 	Title string // what the figure shows
 	SVG   []byte // the SVG document, as Plot writes it to Name.svg
 }

@@ -23,7 +23,7 @@ func TestFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"wait_frac", "overlap_ratio", "wait_skew"}
+	want := []string{"wait_frac", "overlap_ratio", "hidden_frac", "wait_skew"}
 	if len(figs) != len(want) {
 		t.Fatalf("%d figures, want %d", len(figs), len(want))
 	}

@@ -6,8 +6,8 @@
 // H, intensity (flops_per_point, bytes_per_point) and mode, each holding
 // one series per transport (with its impairment, and P when the panel
 // holds several), and writes one figure per metric (wait_frac,
-// overlap_ratio, wait_skew) as PNG and SVG, and the knees as knees.csv and
-// knees.md. Several runs of one series at the same T are averaged. Every
+// overlap_ratio, hidden_frac, wait_skew) as PNG and SVG, and the knees as
+// knees.csv and knees.md. Several runs of one series at the same T are averaged. Every
 // output is written atomically, and the same rows give the same bytes.
 package plot
 
@@ -47,12 +47,12 @@ type Result struct {
 }
 
 // Plot groups records into panels (see Group) and writes into outDir,
-// creating it if missing: for each metric M of wait_frac, overlap_ratio
-// and wait_skew, M.png and M.svg (a grid of panels; the wait_frac panels
-// mark each series' knee); then knees.csv and knees.md (see Knee); then,
-// where some series has several halo widths (the message-size sweep),
-// the same against H (GroupByH): t_wait_vs_H, wait_frac_vs_H and
-// overlap_ratio_vs_H, PNG and SVG.
+// creating it if missing: for each metric M of wait_frac, overlap_ratio,
+// hidden_frac and wait_skew, M.png and M.svg (a grid of panels; the
+// wait_frac panels mark each series' knee); then knees.csv and knees.md
+// (see Knee); then, where some series has several halo widths (the
+// message-size sweep), the same against H (GroupByH): t_wait_vs_H,
+// wait_frac_vs_H and overlap_ratio_vs_H, PNG and SVG.
 func Plot(records []report.Record, outDir string) (Result, error) {
 	if len(records) == 0 {
 		return Result{}, errors.New("phasegap plot: no rows to plot")

@@ -57,7 +57,7 @@ func TestPlot(t *testing.T) {
 		names = append(names, filepath.Base(f))
 	}
 	want := []string{"wait_frac.png", "wait_frac.svg", "overlap_ratio.png", "overlap_ratio.svg",
-		"wait_skew.png", "wait_skew.svg", "knees.csv", "knees.md"}
+		"hidden_frac.png", "hidden_frac.svg", "wait_skew.png", "wait_skew.svg", "knees.csv", "knees.md"}
 	if !slices.Equal(names, want) {
 		t.Errorf("files = %v, want %v", names, want)
 	}

@@ -58,6 +58,20 @@ type Row struct {
 	// that both can be recomputed from the row.
 	IMBTOvrl, IMBTPure, IMBTCPU  float64
 	SMBIterT, SMBWorkT, SMBBaseT float64
+
+	// HiddenFrac is the share of the pure exchange's time that the run
+	// hid (see HiddenFrac); NaN without a pure-communication pass.
+	HiddenFrac float64
+	// PollsCompletedFrac is the share of the iterations that tested
+	// whose exchange a test found complete (the rest ended in Waitall);
+	// NaN when no iteration tested.
+	PollsCompletedFrac float64
+	// RankCPUs is the fewest CPUs a rank could run on (its binding); 0
+	// when no rank said.
+	RankCPUs int
+	// Host is the machine's conditions around the run, measured by the
+	// caller (an MPI run); a model run leaves it unmeasured.
+	Host Host
 }
 
 // Aggregate combines the ranks' summaries into the run's row as the plan's
@@ -124,12 +138,16 @@ func Aggregate(cfg Config, ranks []RankSummary, checksum uint64) Row {
 
 	row.MPITestCallsMean = over(func(s *RankSummary) float64 { return s.TestCallsMean }).Avg
 	row.MPIWaitCallsMean = over(func(s *RankSummary) float64 { return s.WaitCallsMean }).Avg
-	row.PollsToCompleteMean = over(func(s *RankSummary) float64 { return s.PollsToComplete.Mean }).Avg
-	row.PollsToCompleteP95 = over(func(s *RankSummary) float64 { return s.PollsToComplete.P95 }).Avg
+	row.PollsToCompleteMean, row.PollsToCompleteP95, row.PollsCompletedFrac = pollFigures(rs)
+	for _, s := range rs {
+		if c := int(s.CPUs); c > 0 && (row.RankCPUs == 0 || c < row.RankCPUs) {
+			row.RankCPUs = c
+		}
+	}
 	row.BWEffective = ratio(float64(row.BytesTotal), row.TCommWindow.Avg)
 
-	row.TPureCommMean, row.OSUOverlapPct, row.IMBNBCOverlapPct, row.SMBAvailabilityPct =
-		math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	row.TPureCommMean, row.OSUOverlapPct, row.IMBNBCOverlapPct, row.SMBAvailabilityPct, row.HiddenFrac =
+		math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	row.IMBTOvrl, row.IMBTPure, row.IMBTCPU = math.NaN(), math.NaN(), math.NaN()
 	row.SMBIterT, row.SMBWorkT, row.SMBBaseT = math.NaN(), math.NaN(), math.NaN()
 	if len(rs) == 0 || slices.ContainsFunc(rs, func(s RankSummary) bool { return s.PureCommSamples == 0 }) {
@@ -138,6 +156,7 @@ func Aggregate(cfg Config, ranks []RankSummary, checksum uint64) Row {
 	pure := over(func(s *RankSummary) float64 { return s.PureComm.Mean }).Avg
 	ovrl := over(func(s *RankSummary) float64 { return tOvrl(s) }).Avg
 	row.TPureCommMean = pure
+	row.HiddenFrac = HiddenFrac(row.TWait.Avg, pure)
 	row.OSUOverlapPct = OSUOverlapPct(ovrl, row.TInterior.Avg, row.TPoll.Avg, pure)
 	worst := rs[0]
 	for _, s := range rs[1:] {
@@ -154,6 +173,33 @@ func Aggregate(cfg Config, ranks []RankSummary, checksum uint64) Row {
 	row.SMBIterT, row.SMBWorkT, row.SMBBaseT = ovrl, work, pure
 	row.SMBAvailabilityPct = SMBAvailabilityPct(ovrl, work, pure)
 	return row
+}
+
+// pollFigures are polls_to_complete's mean and p95 over the iterations
+// a test completed, and the share of the testing iterations that a test
+// completed: the mean weighted by each rank's completed iterations, the
+// p95 averaged over the ranks that had any. NaN where nothing counts.
+func pollFigures(rs []RankSummary) (mean, p95, frac float64) {
+	var n, polling, p95sum float64
+	ranks := 0
+	for _, s := range rs {
+		polling += s.PollingIters
+		if s.PollCompleted > 0 {
+			n += s.PollCompleted
+			mean += s.PollsToComplete.Mean * s.PollCompleted
+			p95sum += s.PollsToComplete.P95
+			ranks++
+		}
+	}
+	if n == 0 {
+		mean, p95 = math.NaN(), math.NaN()
+	} else {
+		mean, p95 = mean/n, p95sum/float64(ranks)
+	}
+	if frac = math.NaN(); polling > 0 {
+		frac = n / polling
+	}
+	return mean, p95, frac
 }
 
 // tOvrl is the mean time of the post-compute-wait block.

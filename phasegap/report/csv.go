@@ -140,8 +140,44 @@ func csvColumns() []column {
 			{"smb_iter_t", func(r *Row) cell { return num(r.SMBIterT) }},
 			{"smb_work_t", func(r *Row) cell { return num(r.SMBWorkT) }},
 			{"smb_base_t", func(r *Row) cell { return num(r.SMBBaseT) }},
+			// Appended with issue 35's hiding figure and records.
+			{"hidden_frac", func(r *Row) cell { return num(r.HiddenFrac) }},
+			{"polls_completed_frac", func(r *Row) cell { return num(r.PollsCompletedFrac) }},
 		},
+		hostColumns(),
 	)
+}
+
+// hostColumns are the machine's conditions (Row.Host, Row.RankCPUs):
+// empty cells for a run that did not measure them.
+func hostColumns() []column {
+	host := func(f func(r *Row) cell) func(r *Row) cell {
+		return func(r *Row) cell {
+			if !r.Host.Measured {
+				return cell{raw: true}
+			}
+			return f(r)
+		}
+	}
+	return []column{
+		{"host_cpus", host(func(r *Row) cell { return integer(int64(r.Host.CPUs)) })},
+		{"rank_cpus", func(r *Row) cell {
+			if r.RankCPUs <= 0 {
+				return cell{raw: true}
+			}
+			return integer(int64(r.RankCPUs))
+		}},
+		{"oversubscription", host(func(r *Row) cell {
+			return num(r.Host.Oversubscription(r.Config.Params.Ranks, r.Config.Params.Threads))
+		})},
+		{"load1_start", host(func(r *Row) cell { return num(r.Host.LoadStart) })},
+		{"load1_end", host(func(r *Row) cell { return num(r.Host.LoadEnd) })},
+		{"cpu_pressure", host(func(r *Row) cell { return num(r.Host.Pressure) })},
+		{"cpu_steal", host(func(r *Row) cell { return num(r.Host.Steal) })},
+		{"others_cpus", host(func(r *Row) cell { return num(r.Host.OthersCPUs) })},
+		{"status", host(func(r *Row) cell { return str(r.Host.Status) })},
+		{"degraded_reason", host(func(r *Row) cell { return str(r.Host.Reason()) })},
+	}
 }
 
 // pctColumns gives the _p50_avg, _p50_max, _p95_avg and _p95_max

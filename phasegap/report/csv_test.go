@@ -37,7 +37,10 @@ const extraColumns = `t_iter_mean_max,t_comm_window_mean_avg,t_comm_window_mean_
 	`t_boundary_p50_avg,t_boundary_p50_max,t_boundary_p95_avg,t_boundary_p95_max,` +
 	`t_poll_p50_avg,t_poll_p50_max,t_poll_p95_avg,t_poll_p95_max,` +
 	`t_comm_window_p50_avg,t_comm_window_p50_max,t_comm_window_p95_avg,t_comm_window_p95_max,` +
-	`imb_nbc_t_ovrl,imb_nbc_t_pure,imb_nbc_t_cpu,smb_iter_t,smb_work_t,smb_base_t`
+	`imb_nbc_t_ovrl,imb_nbc_t_pure,imb_nbc_t_cpu,smb_iter_t,smb_work_t,smb_base_t,` +
+	// Appended: the hiding figure that can fall, the polls' share, the host.
+	`hidden_frac,polls_completed_frac,` +
+	`host_cpus,rank_cpus,oversubscription,load1_start,load1_end,cpu_pressure,cpu_steal,others_cpus,status,degraded_reason`
 
 func TestColumns(t *testing.T) {
 	want := strings.Split(strings.ReplaceAll(planColumns, "\n", ",")+","+extraColumns, ",")

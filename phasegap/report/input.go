@@ -33,7 +33,7 @@ type Sample struct {
 	InteriorStart, WaitStart, BoundaryStart int64 // phase starts, for the trace
 
 	TestCalls, WaitCalls int // MPI_Test* and MPI_Wait* calls this iteration
-	PollsToComplete      int // polls before both halos completed (nb_test; 0 otherwise)
+	PollsToComplete      int // polls (tests) until one found both halos complete; 0 when none did (no polling, or it ended in Waitall)
 
 	Threads []Span // per-thread interior spans (thread id = index), for trace_detail thread; may be nil
 }
@@ -54,6 +54,12 @@ type Rank struct {
 	PureWork []int64
 	// Checksum is the rank's checksum of its owned points.
 	Checksum uint64
+	// CPUs is how many CPUs the rank's process may run on (its
+	// affinity: mpirun's binding); 0 when unknown (a model's rank).
+	CPUs int
+	// CPUSeconds is the CPU time (user and system) the rank's process
+	// used over its run; 0 when unknown.
+	CPUSeconds float64
 }
 
 // Config is the run's normalized configuration: the benchmark's

@@ -3,32 +3,44 @@ package report
 import (
 	"encoding/json"
 	"io"
+	"math"
 	"slices"
 )
 
 // BuildInfo describes the binary, as the caller knows it (for instance from
 // runtime/debug.ReadBuildInfo); nothing here is read by this package.
 type BuildInfo struct {
-	GoVersion string   `json:"go_version"`
-	Compiler  string   `json:"compiler"` // runtime.Compiler, or the C compiler of the cgo MPI wrapper
-	Flags     string   `json:"flags"`    // compiler/linker flags (CGO_CFLAGS, -gcflags, ...)
-	GitSHA    string   `json:"git_sha"`
-	BuildTags []string `json:"build_tags"`
+	GoVersion string `json:"go_version"`
+	Compiler  string `json:"compiler"` // runtime.Compiler, or the C compiler of the cgo MPI wrapper
+	Flags     string `json:"flags"`    // compiler/linker flags (CGO_CFLAGS, -gcflags, ...)
+	GitSHA    string `json:"git_sha"`
+	// GitSHASource says where GitSHA came from: "vcs" (the Go
+	// toolchain's stamp, vcs.revision), "ldflags" (set at build time
+	// from git rev-parse HEAD, where VCS stamping was off), or "none".
+	GitSHASource string `json:"git_sha_source,omitempty"`
+	// GitModified is the toolchain's vcs.modified: the tree had
+	// uncommitted changes ("true"), or not ("false"); "" unknown.
+	GitModified string   `json:"git_modified,omitempty"`
+	BuildTags   []string `json:"build_tags"`
 }
 
 // PlatformInfo describes the machine, best effort: uname's fields and the
 // CPU model and topology (P-/E-core counts where the OS tells them).
 type PlatformInfo struct {
-	Sysname          string `json:"sysname"`
-	Nodename         string `json:"nodename"`
-	Release          string `json:"release"`
-	Version          string `json:"version"`
-	Machine          string `json:"machine"`
-	Uname            string `json:"uname"` // uname -a
-	CPUModel         string `json:"cpu_model"`
-	Sockets          int    `json:"sockets"`
-	PhysicalCores    int    `json:"physical_cores"`
-	LogicalCPUs      int    `json:"logical_cpus"`
+	Sysname       string `json:"sysname"`
+	Nodename      string `json:"nodename"`
+	Release       string `json:"release"`
+	Version       string `json:"version"`
+	Machine       string `json:"machine"`
+	Uname         string `json:"uname"` // uname -a
+	CPUModel      string `json:"cpu_model"`
+	Sockets       int    `json:"sockets"`
+	PhysicalCores int    `json:"physical_cores"`
+	LogicalCPUs   int    `json:"logical_cpus"` // the host's (Host.CPUs), not the rank's binding
+	// RankCPUs and RankCPUList are the CPUs rank 0 may run on (its
+	// affinity: mpirun's binding), as a count and a list ("0-1").
+	RankCPUs         int    `json:"rank_cpus,omitempty"`
+	RankCPUList      string `json:"rank_cpu_list,omitempty"`
 	PerformanceCores int    `json:"performance_cores"`
 	EfficiencyCores  int    `json:"efficiency_cores"`
 	Topology         string `json:"topology"` // free-form summary (lscpu, sysctl hw.*)
@@ -54,7 +66,47 @@ type manifestJSON struct {
 	Env           map[string]string `json:"env"` // encoding/json writes map keys sorted
 	Platform      PlatformInfo      `json:"platform"`
 	Checksum64    string            `json:"checksum64,omitempty"` // absent without a check
+	Host          *hostJSON         `json:"host,omitempty"`       // absent when unmeasured (a model run)
 	Result        Row               `json:"result"`
+}
+
+// hostJSON is the manifest's host section: Row.Host in full (the three
+// load averages at both ends), status and reasons; null for a figure the
+// kernel did not give.
+type hostJSON struct {
+	CPUs             int         `json:"host_cpus"`
+	RankCPUs         int         `json:"rank_cpus"`
+	Oversubscription *float64    `json:"oversubscription"`
+	LoadStart        [3]*float64 `json:"loadavg_start"`
+	LoadEnd          [3]*float64 `json:"loadavg_end"`
+	Pressure         *float64    `json:"cpu_pressure"`
+	Steal            *float64    `json:"cpu_steal"`
+	OthersCPUs       *float64    `json:"others_cpus"`
+	Status           string      `json:"status"`
+	Reasons          []string    `json:"degraded_reasons"`
+}
+
+// manifestHost is the manifest's host section of row, nil when unmeasured.
+func manifestHost(r Row) *hostJSON {
+	h := r.Host
+	if !h.Measured {
+		return nil
+	}
+	f := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	reasons := h.Reasons
+	if reasons == nil {
+		reasons = []string{}
+	}
+	return &hostJSON{CPUs: h.CPUs, RankCPUs: r.RankCPUs,
+		Oversubscription: f(h.Oversubscription(r.Config.Params.Ranks, r.Config.Params.Threads)),
+		LoadStart:        [3]*float64{f(h.LoadStart), f(h.Load5Start), f(h.Load15Start)},
+		LoadEnd:          [3]*float64{f(h.LoadEnd), f(h.Load5End), f(h.Load15End)},
+		Pressure:         f(h.Pressure), Steal: f(h.Steal), OthersCPUs: f(h.OthersCPUs), Status: h.Status, Reasons: reasons}
 }
 
 // manifestChecksum is the manifest's checksum64: none (the key absent)
@@ -91,6 +143,7 @@ func WriteManifest(w io.Writer, m Manifest) error {
 		Env:           env,
 		Platform:      m.Platform,
 		Checksum64:    manifestChecksum(m),
+		Host:          manifestHost(m.Row),
 		Result:        m.Row,
 	}, "", "  ")
 	if err != nil {

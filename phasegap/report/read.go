@@ -34,6 +34,13 @@ const (
 // Str is the cell of column name ("" when the row has none).
 func (r Record) Str(name string) string { return r.cell[name] }
 
+// Has says whether the row's file has column name (a file of an earlier
+// release of the schema lacks the columns appended since).
+func (r Record) Has(name string) bool {
+	_, ok := r.cell[name]
+	return ok
+}
+
 // Float is the cell of column name as a number; an empty cell is NaN.
 func (r Record) Float(name string) (float64, error) {
 	s, ok := r.cell[name]

@@ -25,7 +25,13 @@ type RankSummary struct {
 
 	Post, Interior, Wait, Boundary, Poll, CommWindow, Iter Stat
 
-	PollsToComplete Stat // in polls
+	// PollsToComplete is over the iterations a test completed (those
+	// with PollsToComplete > 0) only, in polls: an iteration that did
+	// not poll, or whose exchange a test never found complete (it ended
+	// in Waitall), has no such count, and counting it as 0 would read
+	// low. PollCompleted counts those iterations, PollingIters the
+	// iterations that tested at all.
+	PollsToComplete Stat
 	PureComm        Stat // calibration: comm window with no compute
 	PureWork        Stat // calibration: interior with no communication
 
@@ -34,14 +40,23 @@ type RankSummary struct {
 	// HiddenMean and IdealHideMean are the means of the plan's per-iteration
 	// t_hidden and t_ideal_hide; overlap_ratio is their ratio.
 	HiddenMean, IdealHideMean float64
+
+	// PollingIters and PollCompleted count the iterations that tested
+	// (TestCalls > 0) and those a test completed (PollsToComplete > 0).
+	PollingIters, PollCompleted float64
+	// CPUs is how many CPUs the rank may run on (its binding,
+	// Rank.CPUs); 0 when unknown.
+	CPUs float64
+	// CPUSeconds is Rank.CPUSeconds: the CPU time the rank used.
+	CPUSeconds float64
 }
 
 // vectorVersion heads every vector, so that ranks running different
 // layouts are caught instead of misread.
-const vectorVersion = 1
+const vectorVersion = 2
 
 // VectorLen is the length of RankSummary.Vector's result.
-const VectorLen = 5 + 10*3 + 4
+const VectorLen = 5 + 10*3 + 8
 
 // stats lists the Stat fields in vector order.
 func (s *RankSummary) stats() []*Stat {
@@ -51,7 +66,8 @@ func (s *RankSummary) stats() []*Stat {
 
 // scalars lists the remaining float fields in vector order.
 func (s *RankSummary) scalars() []*float64 {
-	return []*float64{&s.TestCallsMean, &s.WaitCallsMean, &s.HiddenMean, &s.IdealHideMean}
+	return []*float64{&s.TestCallsMean, &s.WaitCallsMean, &s.HiddenMean, &s.IdealHideMean,
+		&s.PollingIters, &s.PollCompleted, &s.CPUs, &s.CPUSeconds}
 }
 
 // Vector flattens s: version, rank, the three counts, each Stat's
@@ -124,7 +140,19 @@ func Summarize(r Rank) RankSummary {
 	s.Poll = stat(col(func(x *Sample) int64 { return x.Poll }), us)
 	s.CommWindow = stat(col(func(x *Sample) int64 { return x.CommWindow }), us)
 	s.Iter = stat(col(func(x *Sample) int64 { return x.Total }), us)
-	s.PollsToComplete = stat(col(func(x *Sample) int64 { return int64(x.PollsToComplete) }), 1)
+	var polls []int64
+	for i := range r.Samples {
+		x := &r.Samples[i]
+		if x.TestCalls > 0 {
+			s.PollingIters++
+		}
+		if x.PollsToComplete > 0 {
+			polls = append(polls, int64(x.PollsToComplete))
+		}
+	}
+	s.PollCompleted = float64(len(polls))
+	s.PollsToComplete = stat(polls, 1)
+	s.CPUs, s.CPUSeconds = float64(r.CPUs), r.CPUSeconds
 	s.PureComm = stat(slices.Clone(r.PureComm), us)
 	s.PureWork = stat(slices.Clone(r.PureWork), us)
 	s.TestCallsMean = stat(col(func(x *Sample) int64 { return int64(x.TestCalls) }), 1).Mean

@@ -63,7 +63,11 @@ func TestSummarize(t *testing.T) {
 	near(t, "Iter.Mean", s.Iter.Mean, 1+30+10.5+2)
 	near(t, "PureComm.Mean", s.PureComm.Mean, 5)
 	near(t, "TestCallsMean", s.TestCallsMean, float64(0+1+2+0+1+2+0+1+2+0+1+2+0+1+2+0+1+2+0+1)/20)
-	near(t, "PollsToComplete.P95", s.PollsToComplete.P95, 18) // 0..19, 19th value
+	// Over the iterations a test completed only (1..19: i = 0 has none).
+	near(t, "PollsToComplete.P95", s.PollsToComplete.P95, 19)
+	near(t, "PollsToComplete.Mean", s.PollsToComplete.Mean, 10)
+	near(t, "PollCompleted", s.PollCompleted, 19)
+	near(t, "PollingIters", s.PollingIters, 13) // i%3 != 0
 	// comm 10 < interior 30: ideal 10; hidden = clamp(10-w, 0, 10).
 	var hidden float64
 	for w := 1.0; w <= 20; w++ {
@@ -77,8 +81,10 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestVectorRoundTrip(t *testing.T) {
-	s := Summarize(Rank{Rank: 5, Samples: []Sample{nb(0, 0, 1, 2, 3, 4, 1, 5), nb(1, 20, 2, 3, 4, 5, 0, 6)},
-		PureComm: []int64{1500}, PureWork: []int64{2500, 3500}})
+	polled := nb(0, 0, 1, 2, 3, 4, 1, 5)
+	polled.TestCalls, polled.PollsToComplete = 2, 2
+	s := Summarize(Rank{Rank: 5, Samples: []Sample{polled, nb(1, 20, 2, 3, 4, 5, 0, 6)},
+		PureComm: []int64{1500}, PureWork: []int64{2500, 3500}, CPUs: 3, CPUSeconds: 0.25})
 	v := s.Vector()
 	if len(v) != VectorLen {
 		t.Fatalf("len(Vector()) = %d, want VectorLen %d", len(v), VectorLen)
@@ -92,7 +98,7 @@ func TestVectorRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(back, s) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", back, s)
 	}
-	if n := reflect.TypeOf(s).NumField(); n != 4+10+4 {
+	if n := reflect.TypeOf(s).NumField(); n != 4+10+8 {
 		t.Errorf("RankSummary has %d fields; update Vector/stats/scalars and this count", n)
 	}
 }
@@ -111,7 +117,7 @@ func TestSummaryFromVectorRejects(t *testing.T) {
 	}{
 		{"short", good[:VectorLen-1], "values"},
 		{"long", append(append([]float64(nil), good...), 0), "values"},
-		{"version", with(0, 2), "version"},
+		{"version", with(0, 1), "version"},
 		{"nan", with(7, math.NaN()), "NaN"},
 		{"inf", with(8, math.Inf(1)), "Inf"},
 		{"negative rank", with(1, -1), "non-negative integer"},

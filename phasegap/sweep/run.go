@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,6 +124,11 @@ func Run(ctx context.Context, m *Matrix, out string, r Runner, progress, log io.
 				if e.Results, err = readRow(results); err != nil {
 					return o, err
 				}
+				// A run that judged its own machine (an MPI run: load,
+				// oversubscription) says why it is degraded.
+				if e.Status == "degraded" && e.Reason == "" {
+					e.Reason = e.Results.Str("degraded_reason")
+				}
 			}
 			if e.Status != StatusPending {
 				o.Ran++
@@ -159,16 +165,21 @@ func (o Outcome) skipped() int {
 
 // summary is a finished entry's main figures, or its reason.
 func (e *Entry) summary() string {
+	figs := ""
+	if e.Results != nil {
+		wf, _ := e.Results.Float("wait_frac")
+		ov, _ := e.Results.Float("overlap_ratio")
+		it, _ := e.Results.Float("t_iter_mean")
+		figs = fmt.Sprintf(" (t_iter %.1f µs, wait_frac %.4f, overlap_ratio %.3f", it, wf, ov)
+		if hf, err := e.Results.Float("hidden_frac"); err == nil && !math.IsNaN(hf) {
+			figs += fmt.Sprintf(", hidden_frac %.3f", hf)
+		}
+		figs += ")"
+	}
 	if e.Reason != "" {
-		return ": " + e.Reason
+		return figs + ": " + e.Reason
 	}
-	if e.Results == nil {
-		return ""
-	}
-	wf, _ := e.Results.Float("wait_frac")
-	ov, _ := e.Results.Float("overlap_ratio")
-	it, _ := e.Results.Float("t_iter_mean")
-	return fmt.Sprintf(" (t_iter %.1f µs, wait_frac %.4f, overlap_ratio %.3f)", it, wf, ov)
+	return figs
 }
 
 // finished reports whether dir holds a finished run, and its results CSV:

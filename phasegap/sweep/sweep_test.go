@@ -87,6 +87,9 @@ type fakeRunner struct {
 	fail   map[string]bool
 	stopAt int
 	cancel context.CancelFunc
+	// loaded makes the MPI runs judge their machine degraded, as an MPI
+	// run under load does (results.csv's status and degraded_reason).
+	loaded bool
 }
 
 func (f *fakeRunner) Skip(p Point) string {
@@ -108,6 +111,12 @@ func (f *fakeRunner) Run(ctx context.Context, p Point, dir string) (string, erro
 	cfg := report.Config{Params: p.Params, Transport: p.Transport}
 	row := report.Aggregate(cfg, nil, 0)
 	row.WaitFrac = float64(p.Params.Threads) / 10
+	status := "ok"
+	if f.loaded && p.Transport == TransportMPI {
+		row.Host = report.Host{Measured: true, CPUs: 2, LoadStart: 9, LoadEnd: 9}
+		row.Host.Judge(p.Params.Ranks, p.Params.Threads)
+		status = row.Host.Status
+	}
 	var b bytes.Buffer
 	if err := report.WriteCSV(&b, []report.Row{row}, true); err != nil {
 		return "", err
@@ -115,7 +124,36 @@ func (f *fakeRunner) Run(ctx context.Context, p Point, dir string) (string, erro
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	return "ok", os.WriteFile(filepath.Join(dir, "results.csv"), b.Bytes(), 0o644)
+	return status, os.WriteFile(filepath.Join(dir, "results.csv"), b.Bytes(), 0o644)
+}
+
+// TestDegradedReason: an MPI point whose run judged its machine degraded
+// is degraded in the index, with the run's reason, as the real backend's
+// points are.
+func TestDegradedReason(t *testing.T) {
+	m, err := Parse([]byte(matrixYAML), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Sweeps = m.Sweeps[:1]
+	out := t.TempDir()
+	var log bytes.Buffer
+	if _, err := Run(context.Background(), m, out, &fakeRunner{loaded: true}, nil, &log); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range readIndexRows(t, out) {
+		if r[2] != TransportMPI || r[4] == "skipped" {
+			continue
+		}
+		n++
+		if r[4] != "degraded" || !strings.Contains(r[5], "load 9.00 before the run > 2 host CPUs") {
+			t.Errorf("%s: status %q, reason %q; want degraded with the run's reason", r[3], r[4], r[5])
+		}
+	}
+	if n == 0 || !strings.Contains(log.String(), ": degraded (t_iter") {
+		t.Errorf("%d MPI points ran; log:\n%s", n, log.String())
+	}
 }
 
 func readIndexRows(t *testing.T, out string) [][]string {

@@ -70,6 +70,14 @@ type Rank struct {
 	dials    int    // dials of the right neighbour that never opened
 	buf      []byte // the message being sent
 	spin     time.Duration
+
+	// The pure-communication pass, after the measured iterations (see
+	// pureBegin): whether it runs, the exchanges done, the current one's
+	// start, and the timed ones' durations.
+	pure      bool
+	pureDone  int
+	pureStart world.Time
+	pureComm  []int64
 }
 
 // maxDials is how many times a rank dials its right neighbour before it
@@ -128,7 +136,7 @@ func (r *Rank) fail(err error) {
 
 // Result is the rank's measured iterations (after the warmup).
 func (r *Rank) Result() report.Rank {
-	return report.Rank{Rank: int(r.env.Node()), Samples: r.samples}
+	return report.Rank{Rank: int(r.env.Node()), Samples: r.samples, PureComm: r.pureComm}
 }
 
 // Start listens for the left neighbour and dials the right one; the
