@@ -37,7 +37,7 @@ func layerOf() map[string]int {
 		"analysis/stats": data, "analysis/offsets": data, "analysis/selfcheck": data,
 		"model/clockmodel": data, "model/globaltime": data, "model/netem": data, "model/rng": data, "model/topology": data,
 		"infile": data, "infile/readers": data, "lockfile": data, "auth": data, "mpi": data,
-		"scenario": data, "scenarios": data, "phasegap/params": data, "phasegap/report": data,
+		"scenario": data, "scenarios": data, "phasegap/params": data, "phasegap/buildstamp": data, "phasegap/report": data,
 		"probe/probelog": data, "rounds/syncpb": data, "rounds/wire": data,
 		"trace/xplanepb": data, "trace/snapshotpb": data, "trace/xspace": data, "trace/kineto": data,
 		"trace/perfetto": data, "trace/perfetto/perfettotest": data, "trace/chromejson": data,
