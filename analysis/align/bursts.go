@@ -66,6 +66,7 @@ func (m *Snapshots) fit(bs [][]Pair) {
 		m.slope[k] = float64(b.Sys-a.Sys) / float64(b.Tracer-a.Tracer)
 		m.inv[k] = 1 / float64(b.Tracer-a.Tracer)
 	}
+	m.segs = segmentsOf(m)
 }
 
 // centroid is the mean pair of b, rounded to the ns; it lies within b's

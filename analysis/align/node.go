@@ -87,10 +87,9 @@ func (n *Node) Align(r int64) Time {
 	return Time{Global: a.global, Sigma: n.sigma(a.q, a.unc), Flags: a.flags}
 }
 
-// AlignSpan aligns the start r0 and end r1 of an event as Align does,
-// but gives both the larger of their two uncertainties, worked out once
-// where they share a window.
-func (n *Node) AlignSpan(r0, r1 int64) (start, end Time) {
+// alignSpan is AlignSpan for any readings (see span.go for the common
+// ones).
+func (n *Node) alignSpan(r0, r1 int64) (start, end Time) {
 	a, b := n.align(r0), n.align(r1)
 	if a.steps != b.steps {
 		a.flags |= AcrossStep

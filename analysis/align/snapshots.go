@@ -34,6 +34,9 @@ type Snapshots struct {
 	// slope[k] and inv[k] are segment [k-1, k]'s dS/dR and 1/ΔR, worked
 	// out once: a division per reading would stall the rounding after it.
 	slope, inv []float64
+	// segs holds the same per segment, for Node.AlignSpan's fast path (see
+	// span.go).
+	segs []segment
 	// read is the variance of one reading's own error, ns²: that of one
 	// pair, which holds a reading of either clock.
 	read float64
@@ -215,14 +218,19 @@ func sigmaOf(q float64) float64 { return max(minSigma, math.Sqrt(q)) }
 // faster where |x| < 2^62.
 func round(x float64) int64 {
 	if x > -1<<62 && x < 1<<62 {
-		t := int64(x) // towards zero
-		// x − t is exact (they are within 1 of each other, or x is
-		// whole), and so is its double, which truncates to +1 from a
-		// half up, to −1 from a half down, and to 0 between: no branch
-		// to mispredict on the fraction.
-		return t + int64(2*(x-float64(t)))
+		return roundNear(x)
 	}
 	return int64(math.Round(x))
+}
+
+// roundNear is round for |x| < 2^62, small enough to be inlined.
+func roundNear(x float64) int64 {
+	t := int64(x) // towards zero
+	// x − t is exact (they are within 1 of each other, or x is whole),
+	// and so is its double, which truncates to +1 from a half up, to −1
+	// from a half down, and to 0 between: no branch to mispredict on the
+	// fraction.
+	return t + int64(2*(x-float64(t)))
 }
 
 // diff returns a − b as a float64, exactly when it fits in an int64.

@@ -136,9 +136,14 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 		}
 	}
 	skew, haveSkew := int64(0), false
+	sized := false
 	err := c.rewriteLines(pj, p.lines, func(out *lineOut) error {
 		if out.timed && !haveSkew {
 			skew, haveSkew = out.skew, true
+		}
+		if !sized { // the first line, p.lines[0]
+			sized = true
+			body, t.ns.sigmas, t.ns.ops = presize(body, t.ns.sigmas, t.ns.ops, p.lines, out)
 		}
 		body = protowire.AppendTag(body, xspace.FieldPlaneLines, protowire.BytesType)
 		body = protowire.AppendBytes(body, out.line[out.lineFrom:])
@@ -190,6 +195,39 @@ func (t *transcoder) plane(c *combiner, p *wirePlane, path, name string, id int6
 	}
 	body = append(body, p.extra...)
 	return c.space.field(xspace.FieldSpacePlanes, body)
+}
+
+// presize grows a plane's output buffer body, and its node's
+// uncertainties and collectives, to what the plane's lines will likely
+// take, so that each grows at most once more (appended to from empty, a
+// buffer is copied a dozen times and twice as much memory touched). out is
+// the first line rewritten: the estimate is its output times the input's
+// size over that line's, plus a sixteenth; for body at least the input's
+// size and at most three times it, for the others (one per timed event at
+// most, of 4 bytes at least) at most a quarter of it. body comes back to
+// the XSpace writer's free list and the uncertainties to the median's
+// spare, so those grow for the first planes and nodes only; the
+// collectives are the node's, kept for the happens-before check.
+func presize(body []byte, sigmas []float64, ops []validate.Op, lines [][]byte, out *lineOut) ([]byte, []float64, []validate.Op) {
+	in, first := 0, len(lines[0])
+	for _, l := range lines {
+		in += len(l)
+	}
+	if first == 0 {
+		return body, sigmas, ops
+	}
+	scale := func(n, most int) int { return int(min(float64(most), float64(n)*float64(in)/float64(first)*17/16)) }
+	if want := max(in, scale(len(out.line)-out.lineFrom, 3*in)); cap(body)-len(body) < want {
+		body = slices.Grow(body, want)
+	}
+	// A timed event takes 4 bytes at least (its tag, length and offset_ps).
+	if want := scale(len(out.sigmas), in/4); cap(sigmas)-len(sigmas) < want {
+		sigmas = slices.Grow(sigmas, want)
+	}
+	if want := scale(len(out.ops), in/4); cap(ops)-len(ops) < want {
+		ops = slices.Grow(ops, want)
+	}
+	return body, sigmas, ops
 }
 
 // appendStat appends an XStat (a metadata id and one value of kind
