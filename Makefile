@@ -182,6 +182,16 @@ proto-check: protoc-gen-go
 	done; \
 	exit $$stale
 
+## scale: issue 34's scale runs (bench/scale/*.yaml: the sync protocol, two
+## rounds, 1s windows, on 256 and 1,024 nodes 8-regular and 64 in a full
+## mesh), each under /usr/bin/time -v with --no-event-log --no-report: a
+## row per run of nodes, events, CPU seconds (user + sys) and max RSS
+## (minutes; not in make test)
+.PHONY: scale
+SCALE_OUT ?= runs/scale
+scale: build
+	./bench/scale/run.sh ./$(BIN) $(SCALE_OUT)
+
 ## issue29: the runs issue 29's closing note quotes: clock steps below 1 ms in
 ## traced 8-node runs, 3 wandering nodes of 10, heavy jitter with bursty loss
 ## on 24 nodes, and the self-check beside the truth for every library

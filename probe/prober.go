@@ -196,6 +196,7 @@ type Prober struct {
 	start         int64
 	due           int64 // host time the last tick was due (world.AbsoluteTimers)
 	edges         []edge
+	hints         []int // per edge, the pairs of its last window (Close), to size the next
 	next          int
 	timer         world.Timer
 	advert        Advert
@@ -220,19 +221,10 @@ type lastReply struct {
 // edge is the state of one out-edge in the open window.
 type edge struct {
 	peer  world.NodeID
-	pairs []pair // index is the pair number
-}
-
-type pair struct {
-	t [2][4]int64 // [slot][t1..t4]; t3 is the responder's user-space reading
-	n [2]uint8    // timestamps known per slot: 1 sent, 4 answered
-	// tx is the reply's transmit timestamp, carried by a later reply, and
-	// src its source; src is 0 until one came.
-	tx  [2]int64
-	src [2]estimate.T3Source
-	// ambiguous: two different replies came (a duplicated request), so a
-	// carried transmit timestamp could be either's.
-	ambiguous [2]bool
+	pairs []pair // index is the pair number; read and written by get and set (pairs.go)
+	// wide holds, by pair number, the pairs whose timestamps do not fit
+	// pair's 32-bit differences.
+	wide map[int]full
 }
 
 // New opens the probe endpoint on env and starts answering requests. It
@@ -285,8 +277,14 @@ func (p *Prober) Open(round, window uint64) int64 {
 	p.open, p.round, p.window = true, round, window
 	p.start = int64(p.env.Host().Now())
 	p.edges = p.edges[:0]
-	for _, peer := range p.peers {
-		p.edges = append(p.edges, edge{peer: peer})
+	if len(p.hints) != len(p.peers) {
+		p.hints = make([]int, len(p.peers))
+	}
+	for i, peer := range p.peers {
+		// Room for as many pairs as the edge's last window had, and a
+		// little more: the slice does not grow, and leave its earlier
+		// arrays behind, as the window goes.
+		p.edges = append(p.edges, edge{peer: peer, pairs: make([]pair, 0, p.hints[i]+p.hints[i]/16+4)})
 	}
 	p.next = 0
 	p.due = p.start
@@ -318,7 +316,8 @@ func (p *Prober) Close() []probelog.Block {
 			SentPairs: len(e.pairs),
 			Probes:    make([]estimate.Probe, 0, 2*len(e.pairs)),
 		}
-		for k, pr := range e.pairs {
+		for k := range e.pairs {
+			pr := e.get(k)
 			for s := range 2 {
 				if pr.n[s] != 4 {
 					if pr.n[s] == 1 {
@@ -343,8 +342,22 @@ func (p *Prober) Close() []probelog.Block {
 			}
 		}
 		out[i] = b
+		// The blocks hold what the window measured: its pairs go now,
+		// not at the next Open (a node's last window would keep them to
+		// the end of the run).
+		p.hints[i] = len(e.pairs)
+		p.edges[i].pairs, p.edges[i].wide = nil, nil
 	}
 	return out
+}
+
+// Release lets go of the open window's state once the prober's run is
+// over and its world stopped (no callback of it runs again): it probes
+// nothing afterwards, but Stats still answers. A large simulation's
+// probers hold most of its memory there.
+func (p *Prober) Release() {
+	p.open = false
+	p.edges = nil
 }
 
 // tick sends one pair to the next neighbour and schedules the next tick.
@@ -357,15 +370,17 @@ func (p *Prober) tick() {
 	k := len(e.pairs)
 	e.pairs = append(e.pairs, pair{})
 	to := world.Addr{Node: e.peer, Port: Port}
+	var pr full
 	for s := range 2 {
 		putHeader(p.buf[:], header{kind: kindRequest, window: p.window, pair: uint32(k), slot: uint8(s)})
 		tx, err := p.conn.Send(to, p.buf[:])
 		if err != nil {
 			continue
 		}
-		e.pairs[k].t[s][0] = int64(tx)
-		e.pairs[k].n[s] = 1
+		pr.t[s][0] = int64(tx)
+		pr.n[s] = 1
 	}
+	e.set(k, pr)
 	p.stats.PairsSent++
 	p.schedule()
 }
@@ -501,7 +516,7 @@ func (p *Prober) complete(pkt world.Packet, r reply) {
 		p.stats.Malformed++
 		return
 	}
-	pr := &e.pairs[r.pair]
+	pr := e.get(int(r.pair))
 	if pr.n[r.slot] != 1 && pr.n[r.slot] != 4 {
 		p.stats.Malformed++ // the request was never sent
 		return
@@ -514,7 +529,9 @@ func (p *Prober) complete(pkt world.Packet, r reply) {
 	}
 	if r.prev.valid {
 		p.stamp(from, r.prev)
+		pr = e.get(int(r.pair)) // the stamp may be this pair's other probe's
 	}
+	defer func() { e.set(int(r.pair), pr) }()
 	if pr.n[r.slot] == 1 {
 		pr.t[r.slot][1], pr.t[r.slot][2], pr.t[r.slot][3] = r.t2, r.t3, rx
 		pr.n[r.slot] = 4
@@ -584,14 +601,18 @@ func (p *Prober) stamp(peer world.NodeID, s txStamp) {
 		return
 	}
 	e := p.edgeTo(peer)
-	if e == nil || int(s.pair) >= len(e.pairs) || e.pairs[s.pair].n[s.slot] == 0 {
+	if e == nil || int(s.pair) >= len(e.pairs) {
 		return // no such probe was sent (this prober was restarted)
 	}
-	pr := &e.pairs[s.pair]
+	pr := e.get(int(s.pair))
+	if pr.n[s.slot] == 0 {
+		return
+	}
 	pr.tx[s.slot], pr.src[s.slot] = s.t3, estimate.T3User
 	if s.kernel {
 		pr.src[s.slot] = estimate.T3Kernel
 	}
+	e.set(int(s.pair), pr)
 }
 
 func (p *Prober) edgeTo(peer world.NodeID) *edge {

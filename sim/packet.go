@@ -105,16 +105,23 @@ func (c *packetConn) Send(to world.Addr, data []byte) (world.Time, error) {
 	if r.N == 0 {
 		return tx, nil
 	}
-	buf := append([]byte(nil), data...)
 	for i := range r.N {
-		d := &delivery{s: s, from: c.addr, to: to, data: buf, corrupt: r.Out[i].Corrupt}
+		// Each copy gets its own buffer from the pool: the sender may
+		// reuse data as soon as Send returns.
+		d := s.newDelivery()
+		d.from, d.to, d.corrupt = c.addr, to, r.Out[i].Corrupt
+		d.data = append(d.data[:0], data...)
 		// The link model never releases a packet before it was sent.
 		_ = s.k.At(r.Out[i].At, d, 0)
 	}
 	return tx, nil
 }
 
-// delivery is a datagram arriving at its destination.
+// delivery is a datagram arriving at its destination. Deliveries, and the
+// payload buffers they own, are pooled (Sim.newDelivery): one is the
+// kernel's from Send until its Fire is done with it (delivered or dropped,
+// not deferred), then goes back to the pool; world.Packet.Data is valid only
+// for the callback, so no receiver keeps the buffer.
 type delivery struct {
 	s       *Sim
 	from    world.Addr
@@ -125,40 +132,61 @@ type delivery struct {
 	rx      world.Time
 }
 
+// newDelivery takes a delivery from the pool, or makes one.
+func (s *Sim) newDelivery() *delivery {
+	if n := len(s.free); n > 0 {
+		d := s.free[n-1]
+		s.free[n-1] = nil
+		s.free = s.free[:n-1]
+		return d
+	}
+	return &delivery{s: s}
+}
+
+// Fire delivers or drops the datagram, then returns d to the pool unless
+// it was deferred (a slow node), in which case it fires again.
 func (d *delivery) Fire(arg uint64) {
+	if d.fire(arg) {
+		s := d.s
+		*d = delivery{s: s, data: d.data[:0]}
+		s.free = append(s.free, d)
+	}
+}
+
+// fire is Fire's work; it reports whether d is done with (false while it
+// waits again on a slow node).
+func (d *delivery) fire(arg uint64) bool {
 	s := d.s
 	n := s.nodes[d.to.Node]
-	drop := func(why int64) {
+	drop := func(why int64) bool {
 		s.drop(d.from.Node, d.to.Node, why, len(d.data))
+		return true
 	}
 	if arg == 0 {
 		// Arrival: checked and timestamped now, as the kernel would, even
 		// if a slow node runs the callback later.
 		switch {
 		case !n.up:
-			drop(eventlog.ReasonNodeDown)
-			return
+			return drop(eventlog.ReasonNodeDown)
 		case d.corrupt:
-			drop(eventlog.ReasonChecksum)
-			return
+			return drop(eventlog.ReasonChecksum)
 		}
 		d.inc = n.inc
 		d.rx = n.now()
 	}
 	if !n.alive(d.inc) {
-		drop(eventlog.ReasonNodeDown)
-		return
+		return drop(eventlog.ReasonNodeDown)
 	}
 	if n.deferIfSlow(d, arg|1) {
-		return
+		return false
 	}
 	c, ok := n.conns[d.to.Port]
 	if !ok {
-		drop(eventlog.ReasonNoSocket)
-		return
+		return drop(eventlog.ReasonNoSocket)
 	}
 	s.record(eventlog.Record{Node: int32(d.to.Node), Kind: eventlog.Recv, Peer: int32(d.from.Node), A: eventlog.Ports(d.from.Port, d.to.Port), B: int64(len(d.data)), C: int64(d.rx)})
 	c.h(world.Packet{From: d.from, To: d.to, Data: d.data, RxTime: d.rx})
+	return true
 }
 
 // drop records a datagram from→to that will not be delivered, and why.

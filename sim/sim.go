@@ -39,6 +39,7 @@ type Sim struct {
 	sid     int64
 	timeout int64
 	drops   [eventlog.NumReasons]uint64
+	free    []*delivery // the delivery pool (packet.go)
 }
 
 // Options are the optional parts of a simulation.

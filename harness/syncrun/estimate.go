@@ -73,11 +73,32 @@ func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
 		return nil, err
 	}
 	cfg := Config(sc, res)
-	blocks, meta, err := ReadProbes(filepath.Join(dir, FileProbes))
+	kinds := o.Estimators
+	if len(kinds) == 0 {
+		kinds = estimate.Kinds()
+	}
+	path := filepath.Join(dir, FileProbes)
+	var (
+		blocks  []probelog.Block
+		reports [][]rounds.OfflineRound
+		meta    probelog.Meta
+	)
+	if len(o.Ranks) == 0 {
+		// One stream: fitted window by window, never held whole.
+		floors := func(m probelog.Meta, eo *estimate.Options) {
+			timestampFloors(&cfg.Estimate, m.Source)
+			*eo = cfg.Estimate
+		}
+		reports, meta, err = streamReports(path, cfg.Estimate, kinds, floors, nil)
+	} else {
+		blocks, meta, err = ReadProbes(path)
+		if err == nil {
+			timestampFloors(&cfg.Estimate, meta.Source)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("estimate %s: %w", dir, err)
 	}
-	timestampFloors(&cfg.Estimate, meta.Source)
 	truth, err := readTruth(dir)
 	if err != nil {
 		return nil, err
@@ -107,16 +128,14 @@ func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
 		acc := groundtruth.Evaluate(exported, truth, int(cfg.Reference), from)
 		cal := groundtruth.Calibrate(exported, truth, int(cfg.Reference), from)
 		results = append(results, EstimateResult{Estimator: "exported (" + string(cfg.Estimate.Kind) + ")", Accuracy: &acc, Calibration: &cal})
-	}
-	kinds := o.Estimators
-	if len(kinds) == 0 {
-		kinds = estimate.Kinds()
+		reports = rounds.ReportsKinds(blocks, cfg.Estimate, kinds)
+		blocks = nil
 	}
 	out := o.Out
 	if out == "" {
 		out = filepath.Join(dir, "estimates")
 	}
-	for _, r := range estimateAll(blocks, cfg, kinds, truth, uint64(sc.Protocol.Sync.ConvergedFrom)) {
+	for _, r := range solveAll(reports, cfg, kinds, truth, uint64(sc.Protocol.Sync.ConvergedFrom)) {
 		k := estimate.Kind(r.Estimator)
 		if !o.NoWrite {
 			files, err := writeEstimate(out, meta.RunID, cfg, k, r)
@@ -130,10 +149,10 @@ func Estimate(dir string, o EstimateOptions) ([]EstimateResult, error) {
 	return results, nil
 }
 
-// estimateAll runs each estimator of kinds over the blocks (whose steps
-// are found once for all of them), in order.
-func estimateAll(blocks []probelog.Block, cfg rounds.Config, kinds []estimate.Kind, truth []groundtruth.Window, from uint64) []EstimateResult {
-	reports := rounds.ReportsKinds(blocks, cfg.Estimate, kinds)
+// solveAll solves each estimator's reports, reports[i] those of kinds[i]
+// (rounds.ReportsKinds, which finds the steps of each window once for all
+// of them), in order.
+func solveAll(reports [][]rounds.OfflineRound, cfg rounds.Config, kinds []estimate.Kind, truth []groundtruth.Window, from uint64) []EstimateResult {
 	out := make([]EstimateResult, len(kinds))
 	for i, k := range kinds {
 		out[i] = estimateOne(reports[i], cfg, k, truth, from)

@@ -355,8 +355,15 @@ func (p *syncProtocol) Consensus(_ world.NodeID, rec offsets.Offset) {
 	p.fail(p.offs.Append(rec))
 }
 
-// Finish flushes and closes the run files.
+// Finish flushes and closes the run files, and, in the simulator (whose
+// world has stopped: only the probers' Stats are read from now on), lets
+// go of the probers' open windows.
 func (p *syncProtocol) Finish() error {
+	for _, n := range p.nodes {
+		if pr := n.Prober(); pr != nil && p.probeMeta.Source == "sim" {
+			pr.Release()
+		}
+	}
 	p.fail(p.probeFile.Close())
 	p.fail(p.offs.Close())
 	p.fail(p.rnds.Close())

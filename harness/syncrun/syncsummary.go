@@ -13,6 +13,7 @@ import (
 	"github.com/chronosync/chronosync/analysis/stats"
 	"github.com/chronosync/chronosync/estimate"
 	"github.com/chronosync/chronosync/harness/engine"
+	"github.com/chronosync/chronosync/probe/probelog"
 	"github.com/chronosync/chronosync/rounds"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 )
@@ -229,11 +230,9 @@ func (p *syncProtocol) Summarize(s engine.Sections) {
 	}
 	out.Control.EndToStart, out.Control.GatherWait = stats.Summarize(ends), stats.Summarize(waits)
 	out.Control.SequenceSkew, out.Control.MessageBytes = stats.Summarize(skews), stats.Summarize(sizes)
-	blocks, _, err := ReadProbes(filepath.Join(p.dir, FileProbes))
-	if err != nil {
-		p.fail(err)
-	}
-	for _, b := range blocks {
+	// probes.bin is read window by window: counted, and every estimator
+	// re-run on it, without holding it whole.
+	count := func(b *probelog.Block) {
 		out.Probes.Blocks++
 		out.Probes.PairsSent += b.SentPairs
 		out.Probes.Answered += len(b.Probes)
@@ -241,6 +240,10 @@ func (p *syncProtocol) Summarize(s engine.Sections) {
 		kernel, user, _ := b.T3Sources()
 		out.Probes.T3Kernel += kernel
 		out.Probes.T3User += user
+	}
+	reports, _, err := streamReports(filepath.Join(p.dir, FileProbes), p.cfg.Estimate, estimate.Kinds(), nil, count)
+	if err != nil {
+		p.fail(err)
 	}
 	addProbes(&out.Probes, p.rotatedProbes) // a run until stopped's rotated probes.N.bin
 	for _, n := range p.nodes {
@@ -258,7 +261,7 @@ func (p *syncProtocol) Summarize(s engine.Sections) {
 			}
 		}
 	}
-	for _, r := range estimateAll(blocks, p.cfg, estimate.Kinds(), p.windows, out.ConvergedFrom) {
+	for _, r := range solveAll(reports, p.cfg, estimate.Kinds(), p.windows, out.ConvergedFrom) {
 		if r.Accuracy != nil { // nil without truth: a cluster node that closed no window
 			out.Estimators[r.Estimator] = *r.Accuracy
 		}
