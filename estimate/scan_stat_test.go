@@ -224,11 +224,13 @@ func TestMissSigma(t *testing.T) {
 // the scan took no step and the end showed one. Smaller late steps, which
 // do not show, are logged: σ is widened only where the data show a shift,
 // or every model would carry a slice's noise. And on step-free windows of
-// every link the end zones widen σ (endSigma > 0) in at most 2 % of the
-// windows, seven edges together. Measured when endSigmas was set: 12 of
-// 16 late steps the scan did not take showed, all 12 covered; false
-// widenings 0 of 100 on every link (3–4 on clipped normal jitter at
-// endSigmas 4).
+// every link the end zones widen σ (endSigma > 0) in at most 5 % of the
+// windows, seven edges together: a false widening costs only that
+// window's sharpness, a missed late step a silent miss. Measured when
+// endSigmas was set to 4: 13 of 16 late steps the scan did not take
+// showed, all 13 covered; false widenings 0 of 100 on six links, 4 of 100
+// on clipped normal jitter (0 there at 5, where a 4-node draw's +17 µs
+// step of the reference 30 ms before a window's end went uncovered).
 func TestEndSigma(t *testing.T) {
 	t.Run("late step covered", func(t *testing.T) {
 		shown, covered, all := 0, 0, 0
@@ -297,8 +299,8 @@ func TestEndSigma(t *testing.T) {
 				}
 			}
 			t.Logf("end zones widened σ in %d of %d step-free windows", widened, windows)
-			if widened > windows/50 {
-				t.Errorf("end zones widened σ in %d of %d step-free windows; want ≤ 2 %%", widened, windows)
+			if widened > windows/20 {
+				t.Errorf("end zones widened σ in %d of %d step-free windows; want ≤ 5 %%", widened, windows)
 			}
 		})
 	}
