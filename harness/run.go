@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -218,7 +217,7 @@ func runUntilStopped(sc *scenario.Scenario, out string, opts Options) (*Result, 
 	case sc.Protocol.Kind != scenario.ProtocolSync || sc.Workload.Kind == scenario.WorkloadTraining:
 		return nil, fmt.Errorf("run %s: duration 0 (until stopped) runs the sync protocol only, without a training workload (protocol %q, workload %q): give a duration > 0", sc.Name, sc.Protocol.Kind, sc.Workload.Kind)
 	}
-	lock, _, err := claimRunDir(out, opts, checkContinuable)
+	lock, _, err := claimRunDir(out, opts, engine.CheckContinuable)
 	if err != nil {
 		return nil, err
 	}
@@ -237,27 +236,6 @@ func runUntilStopped(sc *scenario.Scenario, out string, opts Options) (*Result, 
 	}
 	res.Dir = out
 	return res, nil
-}
-
-// checkContinuable fails unless out is absent, an empty directory, or a
-// run directory (a manifest, a failure, or the scenario and log a run
-// writes first: a node killed before its end has no manifest), so that a
-// run until stopped never writes into anything else.
-func checkContinuable(out string) error {
-	entries, err := os.ReadDir(out)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return fmt.Errorf("run directory %s: %w", out, err)
-	case len(entries) == 0:
-		return nil
-	}
-	has := func(name string) bool { _, err := os.Lstat(filepath.Join(out, name)); return err == nil }
-	if has(FileManifest) || has(FileFailure) || has(FileScenario) && has(FileLog) {
-		return nil
-	}
-	return fmt.Errorf("run directory %s exists and is not a chronosync run directory (no %s, nor %s and %s); refusing to write into it", out, FileManifest, FileScenario, FileLog)
 }
 
 // runIn runs sc in dir. A panic anywhere in it, after the simulation as

@@ -159,8 +159,10 @@ func buildHostile() *hostile {
 func (h *hostile) answered() int {
 	n := 0
 	for _, e := range h.p.edges {
-		for _, pr := range e.pairs {
-			for _, k := range pr.n {
+		for i := range e.pairs {
+			// get, not the packed pair: a pair held wide keeps its
+			// counts in the edge's wide map.
+			for _, k := range e.get(i).n {
 				if k == 4 {
 					n++
 				}

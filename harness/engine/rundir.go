@@ -65,6 +65,25 @@ func StagingDir(out string) (string, error) {
 // earlier run directory (one with a manifest.json), so that --out never
 // deletes anything else.
 func CheckReplaceable(out string) error {
+	return checkRunDir(out, func(has func(string) bool) bool { return has(FileManifest) || has(FileFailure) },
+		fmt.Sprintf("no %s); refusing to replace it", FileManifest))
+}
+
+// CheckContinuable fails unless out is absent, an empty directory, or a
+// run directory (a manifest, a failure, or the scenario and log a run
+// writes first: a node killed before its end has no manifest), so that a
+// run until stopped never writes into anything else.
+func CheckContinuable(out string) error {
+	return checkRunDir(out, func(has func(string) bool) bool {
+		return has(FileManifest) || has(FileFailure) || has(FileScenario) && has(FileLog)
+	}, fmt.Sprintf("no %s, nor %s and %s); refusing to write into it", FileManifest, FileScenario, FileLog))
+}
+
+// checkRunDir returns nil when out is absent, an empty directory, or a
+// directory isRun takes for a run directory (asking it which files out
+// holds); else an error whose end, why, says what is missing and what is
+// refused.
+func checkRunDir(out string, isRun func(has func(name string) bool) bool, why string) error {
 	entries, err := os.ReadDir(out)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -74,12 +93,11 @@ func CheckReplaceable(out string) error {
 	case len(entries) == 0:
 		return nil
 	}
-	for _, marker := range []string{FileManifest, FileFailure} {
-		if _, err := os.Stat(filepath.Join(out, marker)); err == nil {
-			return nil
-		}
+	has := func(name string) bool { _, err := os.Stat(filepath.Join(out, name)); return err == nil }
+	if isRun(has) {
+		return nil
 	}
-	return fmt.Errorf("run directory %s exists and is not a chronosync run directory (no %s); refusing to replace it", out, FileManifest)
+	return fmt.Errorf("run directory %s exists and is not a chronosync run directory (%s", out, why)
 }
 
 // Commit replaces out with the staged directory, unless out is not a

@@ -73,20 +73,27 @@ func Plot(records []report.Record, outDir string) (Result, error) {
 		res.Files = append(res.Files, path)
 		return nil
 	}
-	for _, m := range metrics() {
-		for _, png := range []bool{true, false} {
-			data, err := render(panels, m, png)
-			if err != nil {
-				return res, fmt.Errorf("phasegap plot: %w", err)
-			}
-			name := m.name + ".svg"
-			if png {
-				name = m.name + ".png"
-			}
-			if err := write(name, data); err != nil {
-				return res, err
+	// drawAll writes each metric of ms over panels, as PNG and SVG.
+	drawAll := func(panels []Panel, ms []metric) error {
+		for _, m := range ms {
+			for _, png := range []bool{true, false} {
+				data, err := render(panels, m, png)
+				if err != nil {
+					return fmt.Errorf("phasegap plot: %w", err)
+				}
+				name := m.name + ".svg"
+				if png {
+					name = m.name + ".png"
+				}
+				if err := write(name, data); err != nil {
+					return err
+				}
 			}
 		}
+		return nil
+	}
+	if err := drawAll(panels, metrics()); err != nil {
+		return res, err
 	}
 	res.Knees = Knees(panels)
 	csv, err := KneesCSV(res.Knees)
@@ -107,20 +114,5 @@ func Plot(records []report.Record, outDir string) (Result, error) {
 	if len(byH) == 0 {
 		return res, nil
 	}
-	for _, m := range hMetrics() {
-		for _, png := range []bool{true, false} {
-			data, err := render(byH, m, png)
-			if err != nil {
-				return res, fmt.Errorf("phasegap plot: %w", err)
-			}
-			name := m.name + ".svg"
-			if png {
-				name = m.name + ".png"
-			}
-			if err := write(name, data); err != nil {
-				return res, err
-			}
-		}
-	}
-	return res, nil
+	return res, drawAll(byH, hMetrics())
 }
