@@ -314,13 +314,21 @@ func (f *File) Kind() Kind { return f.kind }
 
 // ReadFile reads the whole file at path as an input of kind k, with the
 // checks of [Open].
-func ReadFile(path string, k Kind) ([]byte, error) {
+func ReadFile(path string, k Kind) ([]byte, error) { return ReadFileInto(path, k, nil) }
+
+// ReadFileInto is ReadFile into buf's storage when it has room for the
+// file, else into a new buffer: a caller that reads many files in turn
+// reuses one's buffer for a later one.
+func ReadFileInto(path string, k Kind, buf []byte) ([]byte, error) {
 	f, err := Open(path, k)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b := make([]byte, 0, f.size+1) // +1: the read that finds the end
+	b := buf[:0]
+	if int64(cap(b)) < f.size+1 { // +1: the read that finds the end
+		b = make([]byte, 0, f.size+1)
+	}
 	for {
 		n, err := f.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -185,32 +184,10 @@ func (c *combiner) readAhead(path string, buf []byte) *readingAhead {
 	return r
 }
 
-// readInto is infile.ReadFile of the XSpace at path, read into buf's
-// storage when it has room for the file, else into a new buffer: the
-// combiner reuses one node's buffer for the node after next, so that 16
-// inputs cost two buffers, not 16 allocations (and the collections they
-// bring about).
+// readInto reads the XSpace at path into buf's storage when it has room
+// (infile.ReadFileInto): the combiner reuses one node's buffer for the
+// node after next, so that 16 inputs cost two buffers, not 16
+// allocations (and the collections they bring about).
 func readInto(path string, buf []byte) ([]byte, error) {
-	f, err := infile.Open(path, infile.XSpace)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b := buf[:0]
-	if int64(cap(b)) < f.Size()+1 { // +1: the read that finds the end
-		b = make([]byte, 0, f.Size()+1)
-	}
-	for {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // grew since fstat: let append choose
-		}
-	}
+	return infile.ReadFileInto(path, infile.XSpace, buf)
 }
