@@ -28,6 +28,9 @@ type team struct {
 	// The master's sleep while it waits for the workers.
 	masterSleeping atomic.Bool
 	masterWake     chan struct{}
+	// testHookDone, when set (by tests only), runs on a worker between
+	// its share's end and its wake of the master.
+	testHookDone func()
 }
 
 // newTeam starts the workers; with cpus, thread t (the caller too) is
@@ -74,7 +77,17 @@ func (t *team) worker(tid int, cpus []int, started chan<- error) {
 			return
 		}
 		t.f(tid)
-		if t.pending.Add(-1) == 0 && t.masterSleeping.CompareAndSwap(true, false) {
+		if t.pending.Add(-1) != 0 {
+			continue
+		}
+		if t.testHookDone != nil {
+			t.testHookDone()
+		}
+		// The last worker wakes the master if it sleeps. The master may
+		// already be asleep in the next fork (it saw pending reach 0
+		// by spinning and went on): that wake is early, and fork
+		// checks pending again after every wake.
+		if t.masterSleeping.CompareAndSwap(true, false) {
 			t.masterWake <- struct{}{}
 		}
 	}
@@ -131,8 +144,10 @@ func (t *team) fork(f func(tid int)) {
 		if t.pending.Load() == 0 && t.masterSleeping.CompareAndSwap(true, false) {
 			break
 		}
+		// Asleep until a worker takes the flag; its wake may be the
+		// last one of the previous fork, so the loop checks pending.
 		<-t.masterWake
-		break
+		spins = 0
 	}
 }
 
