@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/chronosync/chronosync/phasegap/mpirun"
 	"github.com/chronosync/chronosync/phasegap/params"
+	"github.com/chronosync/chronosync/scenario"
 )
 
 // phasegapOpts are chronosync phasegap's flags: mpirun's Options, and
@@ -46,6 +49,9 @@ func (o *phasegapOpts) check() error {
 		o.Bind = o.bindS == "true"
 	default:
 		return fmt.Errorf("--omp-bind %q: expected true or false", o.bindS)
+	}
+	if !slices.Contains(scenario.LinkPresets(), o.Impairment) {
+		return fmt.Errorf("--impairment %q: expected one of %s", o.Impairment, strings.Join(scenario.LinkPresets(), ", "))
 	}
 	return o.Options.Check()
 }
@@ -127,6 +133,7 @@ apt-get install libopenmpi-dev openmpi-bin). See docs/phasegap.md.`,
 	f.IntVar(&o.TraceIters, "trace-iters", 50, "M: trace the last M measured iterations")
 	f.StringVar(&o.TraceDetail, "trace-detail", "rank", "rank, or thread for per-thread interior spans")
 	f.StringVar(&o.Transport, "transport", "auto", "auto, shm or tcp (OpenMPI's btl; recorded)")
+	f.StringVar(&o.Impairment, "impairment", "none", "the link preset that whoever launched the ranks applied to their network (phasegap sweep's mpi-net transport); recorded, not applied")
 	f.StringVar(&o.OutDir, "out-dir", "", "the run directory")
 	f.StringVar(&o.RunID, "run-id", "", "run id (default: time and a hash of the arguments)")
 	f.StringVar(&o.CSV, "csv", "", "results CSV (default <out-dir>/results.csv)")

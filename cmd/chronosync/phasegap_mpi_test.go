@@ -245,6 +245,7 @@ func TestPhasegapRefuses(t *testing.T) {
 		{[]string{"--ranks", "2", "--halo", "1", "--timesteps", "2"}, "--halo 1 is smaller than B = radius × timesteps = 1 × 2 = 2"},
 		{[]string{"--ranks", "2", "--mode", "fast"}, `--mode "fast"`},
 		{[]string{"--ranks", "2", "--omp-schedule", "fastest"}, `--omp-schedule "fastest": expected one of [static dynamic guided]`},
+		{[]string{"--ranks", "2", "--impairment", "lat_2ms"}, `--impairment "lat_2ms": expected one of none, lat_1ms, lat_10ms`},
 		// A level given explicitly is never silently raised.
 		{[]string{"--ranks", "2", "--progress", "progress_thread", "--mpi-thread", "funneled"},
 			"--mpi-thread funneled with --progress progress_thread: the progress thread calls MPI from a second thread, which needs multiple"},

@@ -30,6 +30,7 @@ const maxRealRanks = 8
 
 func newPhasegapSweepCmd() *cobra.Command {
 	var out, transports string
+	var oversubscribe bool
 	cmd := &cobra.Command{
 		Use:   "sweep MATRIX.yaml [--out DIR]",
 		Short: "Run PhaseGap's sweeps over the simulator, the real backend and MPI; resumable",
@@ -64,7 +65,7 @@ finished runs are kept, failed ones are retried. See docs/phasegap.md.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			r := &sweepRunner{m: m, exe: exe, cpus: runtime.NumCPU(), root: os.Geteuid() == 0}
+			r := &sweepRunner{m: m, exe: exe, cpus: runtime.NumCPU(), root: os.Geteuid() == 0, oversubscribe: oversubscribe}
 			o, err := sweep.Run(ctx, m, out, r, terminal(cmd.ErrOrStderr()), cmd.ErrOrStderr())
 			if err != nil && o.Entries == nil {
 				return err // refused before planning (a bad costs file): no point to count
@@ -87,7 +88,8 @@ finished runs are kept, failed ones are retried. See docs/phasegap.md.`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the sweep's directory (default runs/sweep-<name>)")
-	cmd.Flags().StringVar(&transports, "transports", "", "run only these of the file's transports, comma-separated (sim, real, mpi)")
+	cmd.Flags().StringVar(&transports, "transports", "", "run only these of the file's transports, comma-separated (sim, real, mpi, mpi-net)")
+	cmd.Flags().BoolVar(&oversubscribe, "oversubscribe", false, "run the MPI points with more ranks × threads than CPUs too (each marked degraded by its own run)")
 	return cmd
 }
 
@@ -98,6 +100,8 @@ type sweepRunner struct {
 	exe  string
 	cpus int
 	root bool
+	// oversubscribe runs MPI points with P×T above cpus.
+	oversubscribe bool
 }
 
 // Skip says why a point cannot run on this machine.
@@ -111,13 +115,24 @@ func (r *sweepRunner) Skip(pt sweep.Point) string {
 		if q.Ranks > maxRealRanks {
 			return fmt.Sprintf("%d ranks: the real backend runs at most %d here (use sim beyond)", q.Ranks, maxRealRanks)
 		}
-	case sweep.TransportMPI:
+	case sweep.TransportMPI, sweep.TransportMPINet:
 		// What the machine cannot run first, then what this build lacks.
-		if pt.Preset != "none" {
-			return fmt.Sprintf("link preset %s: MPI runs on this machine's shared memory, which no preset shapes (use sim or real)", pt.Preset)
+		if pt.Transport == sweep.TransportMPI && pt.Preset != "none" {
+			return fmt.Sprintf("link preset %s: MPI runs on this machine's shared memory, which no preset shapes (use mpi-net, sim or real)", pt.Preset)
 		}
-		if q.Ranks*q.Threads > r.cpus {
-			return fmt.Sprintf("P×T = %d×%d = %d > %d CPUs: it would oversubscribe (this machine runs MPI up to P×T = %d)", q.Ranks, q.Threads, q.Ranks*q.Threads, r.cpus, r.cpus)
+		if pt.Transport == sweep.TransportMPINet {
+			if !r.root {
+				return "mpi-net needs root (network namespaces)"
+			}
+			if q.Ranks > maxRealRanks {
+				return fmt.Sprintf("%d ranks: mpi-net runs at most %d namespaces here", q.Ranks, maxRealRanks)
+			}
+			if _, err := exec.LookPath("ip"); err != nil {
+				return "no ip on PATH (apt-get install iproute2)"
+			}
+		}
+		if q.Ranks*q.Threads > r.cpus && !r.oversubscribe {
+			return fmt.Sprintf("P×T = %d×%d = %d > %d CPUs: it would oversubscribe (this machine runs MPI up to P×T = %d; --oversubscribe runs it, marked degraded)", q.Ranks, q.Threads, q.Ranks*q.Threads, r.cpus, r.cpus)
 		}
 		if !mpirun.Built {
 			return "this chronosync was built without MPI (make build-mpi)"
@@ -144,9 +159,12 @@ func (r *sweepRunner) Run(ctx context.Context, pt sweep.Point, dir string) (stri
 	}
 	var status string
 	var err error
-	if pt.Transport == sweep.TransportMPI {
+	switch pt.Transport {
+	case sweep.TransportMPI:
 		status, err = r.runMPI(ctx, pt, tmp)
-	} else {
+	case sweep.TransportMPINet:
+		status, err = r.runMPINet(ctx, pt, tmp)
+	default:
 		status, err = r.runHarness(ctx, pt, tmp)
 	}
 	switch {
@@ -181,15 +199,22 @@ func (r *sweepRunner) runHarness(ctx context.Context, pt sweep.Point, out string
 	return res.Summary.Status, nil
 }
 
-// runMPI runs pt under mpirun with this executable; mpirun's output goes
-// to mpirun.log in the run directory.
+// runMPI runs pt under mpirun with this executable on this machine's
+// shared memory; mpirun's output goes to mpirun.log in the run directory.
 func (r *sweepRunner) runMPI(ctx context.Context, pt sweep.Point, out string) (string, error) {
-	q := pt.Params
-	args := []string{"-np", strconv.Itoa(q.Ranks), "--bind-to", "none"}
+	args := []string{"-np", strconv.Itoa(pt.Params.Ranks), "--bind-to", "none"}
 	if r.root {
 		args = append(args, "--allow-run-as-root")
 	}
-	args = append(args, r.exe, "phasegap")
+	return r.mpirun(ctx, "mpirun", append(args, r.phasegapArgs(pt, out)...), out, nil)
+}
+
+// phasegapArgs is the rank's command line for pt: this executable's
+// phasegap with every parameter a sweep sets and the flags extra,
+// writing the run directory out (the last two arguments).
+func (r *sweepRunner) phasegapArgs(pt sweep.Point, out string, extra ...string) []string {
+	q := pt.Params
+	args := []string{r.exe, "phasegap"}
 	for _, f := range params.Fields() {
 		switch {
 		case !f.Sweep:
@@ -199,8 +224,17 @@ func (r *sweepRunner) runMPI(ctx context.Context, pt sweep.Point, out string) (s
 			args = append(args, "--"+f.Flag(), *f.Str(&q))
 		}
 	}
-	args = append(args, "--trace", "1", "--run-id", r.m.Name+"-"+pt.Sweep+"-"+pt.ID(), "--out-dir", out)
-	c := exec.CommandContext(ctx, "mpirun", args...)
+	args = append(args, extra...)
+	return append(args, "--trace", "1", "--run-id", r.m.Name+"-"+pt.Sweep+"-"+pt.ID(), "--out-dir", out)
+}
+
+// mpirun runs the launcher name with args; its output goes to mpirun.log
+// in the run directory out, after the lines of pre. The run's status is
+// the one it judged its machine to have (load, oversubscription, CPU
+// pressure and steal: results.csv's status), as the real backend's runs
+// do.
+func (r *sweepRunner) mpirun(ctx context.Context, name string, args []string, out string, pre []byte) (string, error) {
+	c := exec.CommandContext(ctx, name, args...)
 	// SIGINT reached mpirun with the sweep's own (same process group);
 	// should it linger, end it, by its PID, and give it time to end its
 	// ranks.
@@ -208,13 +242,11 @@ func (r *sweepRunner) runMPI(ctx context.Context, pt sweep.Point, out string) (s
 	c.WaitDelay = 10 * time.Second
 	outb, err := c.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("mpirun %s: %w: %s", strings.Join(args[:len(args)-2], " "), err, lastLine(string(outb)))
+		return "", fmt.Errorf("%s %s: %w: %s", name, strings.Join(args[:len(args)-2], " "), err, lastLine(string(outb)))
 	}
-	if err := os.WriteFile(filepath.Join(out, "mpirun.log"), outb, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "mpirun.log"), append(pre, outb...), 0o644); err != nil {
 		return "", err
 	}
-	// The run judged its machine (load, oversubscription, CPU pressure
-	// and steal: results.csv's status), as the real backend's runs do.
 	recs, err := report.ReadCSVFile(filepath.Join(out, report.ResultsFile))
 	if err != nil {
 		return "", err

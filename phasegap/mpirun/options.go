@@ -32,11 +32,14 @@ type Options struct {
 	TraceIters   int
 	TraceDetail  string // rank | thread
 	Transport    string // auto | shm | tcp
-	OutDir       string
-	RunID        string // "": time and a hash of the configuration
-	CSV          string // an index CSV beside the run directory's
-	CSVMode      string // write | append
-	Manifest     bool
+	// Impairment is the link preset the launcher applied to the ranks'
+	// network ("none" on one machine's shared memory); recorded only.
+	Impairment string
+	OutDir     string
+	RunID      string // "": time and a hash of the configuration
+	CSV        string // an index CSV beside the run directory's
+	CSVMode    string // write | append
+	Manifest   bool
 }
 
 // Check refuses what params.Params.Validate does not see: the launcher's

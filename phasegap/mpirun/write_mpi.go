@@ -27,12 +27,16 @@ import (
 // of the rest.
 func config(o *Options, d params.Derived, provided, version string) report.Config {
 	host, _ := os.Hostname()
+	impairment := o.Impairment
+	if impairment == "" {
+		impairment = "none"
+	}
 	cfg := output.Config(o.Params, d, output.Launch{
 		Transport: o.Transport, MPIThreadRequested: o.MPIThread, MPIThreadProvided: provided,
 		OMPBind: o.Bind, OMPPlaces: o.Places, Trace: o.Trace, TraceIters: o.TraceIters, TraceDetail: o.TraceDetail,
 		OutDir: o.OutDir, RunID: o.RunID, CSV: o.CSV, CSVMode: o.CSVMode, Manifest: o.Manifest,
 		Hostname: host, GitSHA: buildstamp.Read().SHA, Timestamp: time.Now().UTC().Format(time.RFC3339),
-		MPIImpl: mpiImpl(version), MPIVersion: version, Impairment: "none", Checksum: true,
+		MPIImpl: mpiImpl(version), MPIVersion: version, Impairment: impairment, Checksum: true,
 	})
 	if cfg.RunID == "" {
 		h := fnv.New32a()

@@ -39,7 +39,7 @@ type Launch struct {
 	Manifest                              bool
 	Hostname, GitSHA, Timestamp           string
 	MPIImpl, MPIVersion                   string
-	Impairment                            string // the links' preset; "none" on MPI
+	Impairment                            string // the links' preset; "none" on one machine's MPI
 	// Checksum says the run computes the checksum (the MPI benchmark):
 	// only then are check, check_every and poison_ghost recorded; a model
 	// run records them zero.

@@ -71,19 +71,27 @@ type Panel struct {
 
 // seriesKey identifies a series within a facet, in its sort order.
 type seriesKey struct {
-	transport, impairment string
-	p                     int
+	transport string
+	// btl is "tcp" for an MPI run over OpenMPI's TCP transport (between
+	// network namespaces, through the shaper: phasegap sweep's mpi-net),
+	// another series than MPI on one machine's shared memory ("").
+	btl        string
+	impairment string
+	p          int
 }
 
 func (k seriesKey) compare(l seriesKey) int {
 	return cmp.Or(cmp.Compare(transportRank(k.transport), transportRank(l.transport)),
-		cmp.Compare(k.impairment, l.impairment), cmp.Compare(k.p, l.p))
+		cmp.Compare(k.btl, l.btl), cmp.Compare(k.impairment, l.impairment), cmp.Compare(k.p, l.p))
 }
 
 // name is the series' name; withP adds "P=n", a series of constant P·T
 // (p < 0, see panel) "P·T=n".
 func (k seriesKey) name(withP bool) string {
 	s := k.transport
+	if k.btl != "" {
+		s += " " + k.btl
+	}
 	if k.impairment != "" {
 		s += " " + k.impairment
 	}
@@ -287,6 +295,9 @@ func readRow(r report.Record) (row, error) {
 	}
 	x.facet.Mode = r.Str("mode")
 	x.key.transport = r.Transport()
+	if btl := r.Str("transport"); x.key.transport == report.WorldMPI && btl == "tcp" {
+		x.key.btl = btl
+	}
 	if imp := r.Str("impairment"); imp != "none" {
 		x.key.impairment = imp
 	}

@@ -27,9 +27,9 @@ func TestGroup(t *testing.T) {
 		{"a constant P·T: one line named by its budget",
 			[]run{nb("sim", "none", 1, 2, 1), nb("sim", "none", 2, 1, 1), nb("sim", "lat_1ms", 2, 1, 1)},
 			[]panelWant{{"H=256 F=64 B=0 phase_nb", []string{"sim P·T=2", "sim lat_1ms"}}}},
-		{"impairment in the name unless none",
+		{"impairment in the name unless none; MPI over tcp named so",
 			[]run{nb("sim", "lat_1ms", 2, 1, 1), nb("sim", "none", 2, 1, 1), nb("tcp", "loss_1pct", 2, 1, 1)},
-			[]panelWant{{"H=256 F=64 B=0 phase_nb", []string{"mpi loss_1pct", "sim", "sim lat_1ms"}}}},
+			[]panelWant{{"H=256 F=64 B=0 phase_nb", []string{"mpi tcp loss_1pct", "sim", "sim lat_1ms"}}}},
 		{"facets by H, intensity, mode",
 			[]run{
 				{mode: "phase_nb", transport: "sim", h: 512, p: 2, t: 1},

@@ -32,10 +32,16 @@ const (
 	TransportSim  = "sim"  // the simulator's model (workload/halo), virtual time
 	TransportReal = "real" // the same model over the real backend's TCP streams, shaped links
 	TransportMPI  = "mpi"  // the MPI benchmark (mpirun), this machine's shared memory
+	// TransportMPINet is the MPI benchmark with a rank per network
+	// namespace of the real backend, OpenMPI's TCP transport over its
+	// links, which the shaper impairs as it does the real transport's.
+	TransportMPINet = "mpi-net"
 )
 
 // Transports lists the transports in the order a sweep runs them.
-func Transports() []string { return []string{TransportSim, TransportReal, TransportMPI} }
+func Transports() []string {
+	return []string{TransportSim, TransportReal, TransportMPI, TransportMPINet}
+}
 
 // Matrix is a sweep file: what every run shares, and the sweeps.
 type Matrix struct {

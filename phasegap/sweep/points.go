@@ -18,7 +18,7 @@ type Point struct {
 	Sweep     string
 	Transport string
 	Params    params.Params
-	Preset    string // the links' preset (sim and real); "none" for MPI
+	Preset    string // the links' preset (sim, real and mpi-net); "none" for mpi
 }
 
 // ID names the point within its sweep and transport: the axes' values,
