@@ -37,12 +37,16 @@ func newPhasegapSweepCmd() *cobra.Command {
 		Long: `sweep runs every point of the sweep file's sweeps on its transports: sim (the
 model of workload/halo in virtual time), real (the same model over the real
 backend's TCP streams between network namespaces, impaired by the shaper;
-needs root) and mpi (the MPI benchmark under mpirun; needs a chronosync
-built with -tags mpi). Each run gets a directory under DIR/runs, and
-DIR/index.csv a line, rewritten after every run.
+needs root), mpi (the MPI benchmark under mpirun on this machine's shared
+memory; needs a chronosync built with -tags mpi) and mpi-net (the MPI
+benchmark with a rank per network namespace, OpenMPI's TCP transport over
+the real backend's links, impaired by the shaper; needs root and the MPI
+build). Each run gets a directory under DIR/runs, and DIR/index.csv a
+line, rewritten after every run.
 
-A point that cannot run here is skipped with its reason (MPI with a link
-preset, or with more ranks × threads than CPUs). SIGINT stops the sweep after
+A point that cannot run here is skipped with its reason (mpi with a link
+preset, or MPI with more ranks × threads than CPUs: --oversubscribe runs
+those, each marked degraded). SIGINT stops the sweep after
 the run in progress is abandoned; running the same command again resumes it:
 finished runs are kept, failed ones are retried. See docs/phasegap.md.`,
 		Args: cobra.ExactArgs(1),
