@@ -51,6 +51,9 @@ type Point struct {
 	TInterior    float64 // t_interior_mean_avg
 	TIter        float64 // t_iter_mean
 	Runs         int     // the runs averaged
+	// Degraded counts the runs whose results say degraded (status: the
+	// machine was loaded or oversubscribed around an MPI run).
+	Degraded int
 }
 
 // Series is one line of a panel: the points of one transport (and
@@ -222,6 +225,10 @@ func panel(rows []row) Panel {
 
 // average is the mean point of rows of the same T.
 func average(rows []row) Point {
+	degraded := 0
+	for i := range rows {
+		degraded += rows[i].point.Degraded
+	}
 	mean := func(f func(p *Point) float64) float64 {
 		sum, n := 0.0, 0
 		for i := range rows {
@@ -244,6 +251,7 @@ func average(rows []row) Point {
 		TInterior:    mean(func(p *Point) float64 { return p.TInterior }),
 		TIter:        mean(func(p *Point) float64 { return p.TIter }),
 		Runs:         len(rows),
+		Degraded:     degraded,
 	}
 }
 
@@ -302,6 +310,9 @@ func readRow(r report.Record) (row, error) {
 		x.key.impairment = imp
 	}
 	x.point.Runs = 1
+	if r.Str("status") == report.StatusDegraded {
+		x.point.Degraded = 1
+	}
 	return x, nil
 }
 

@@ -51,6 +51,10 @@ type KneeRow struct {
 	Found  bool
 	At     Point // the knee's point, when Found
 	NT     int   // how many T values the series has
+	// Degraded is how many of the series' T values, up to the knee (all
+	// of them without one), include a degraded run: a knee on such
+	// points may be the machine's, not the exchange's.
+	Degraded int
 }
 
 // Knees finds the knee of every series of panels, in panel and series
@@ -60,7 +64,16 @@ func Knees(panels []Panel) []KneeRow {
 	for _, pn := range panels {
 		for _, s := range pn.Series {
 			at, ok := Knee(s.Points)
-			out = append(out, KneeRow{Facet: pn.Facet, Series: s.Name, Found: ok, At: at, NT: len(s.Points)})
+			k := KneeRow{Facet: pn.Facet, Series: s.Name, Found: ok, At: at, NT: len(s.Points)}
+			for _, p := range s.Points {
+				if ok && p.T > at.T {
+					break
+				}
+				if p.Degraded > 0 {
+					k.Degraded++
+				}
+			}
+			out = append(out, k)
 		}
 	}
 	return out
@@ -69,13 +82,13 @@ func Knees(panels []Panel) []KneeRow {
 // kneeHeader is knees.csv's header; KneesMarkdown uses the same columns.
 func kneeHeader() []string {
 	return []string{"H", "flops_per_point", "bytes_per_point", "mode", "series",
-		"T_knee", "wait_frac", "t_wait", "t_interior", "n_T"}
+		"T_knee", "wait_frac", "t_wait", "t_interior", "n_T", "degraded_T"}
 }
 
 // cells is the row's cells, numbers formatted by num.
 func (k KneeRow) cells(num func(float64) string) []string {
 	c := []string{strconv.Itoa(k.Facet.H), strconv.Itoa(k.Facet.Flops), strconv.Itoa(k.Facet.Bytes),
-		k.Facet.Mode, k.Series, "", "", "", "", strconv.Itoa(k.NT)}
+		k.Facet.Mode, k.Series, "", "", "", "", strconv.Itoa(k.NT), strconv.Itoa(k.Degraded)}
 	if k.Found {
 		c[5], c[6], c[7], c[8] = strconv.Itoa(k.At.T), num(k.At.WaitFrac), num(k.At.TWait), num(k.At.TInterior)
 	}

@@ -48,27 +48,45 @@ func TestKnee(t *testing.T) {
 	}
 }
 
+// TestKneesCountDegraded: a series' knee row counts its T values with a
+// degraded run up to the knee (all of them without one).
+func TestKneesCountDegraded(t *testing.T) {
+	p := func(T int, wait, interior float64, degraded int) Point {
+		return Point{T: T, WaitFrac: wait / (wait + interior), TWait: wait, TInterior: interior, TIter: wait + interior, Runs: 1, Degraded: degraded}
+	}
+	pn := []Panel{{Facet: Facet{H: 256, Mode: "phase_nb"}, Series: []Series{
+		// The knee at T = 2; T = 4 is degraded too, past it.
+		{Name: "knee", Points: []Point{p(1, 10, 400, 0), p(2, 400, 200, 1), p(4, 800, 100, 1)}},
+		// No knee: every T counts.
+		{Name: "flat", Points: []Point{p(1, 10, 400, 1), p(2, 10, 200, 0), p(4, 10, 100, 1)}},
+	}}}
+	got := Knees(pn)
+	if len(got) != 2 || !got[0].Found || got[0].At.T != 2 || got[0].Degraded != 1 || got[1].Found || got[1].Degraded != 2 {
+		t.Errorf("Knees = %+v; want the knee at T 2 with 1 degraded T, no knee with 2", got)
+	}
+}
+
 func TestKneeTables(t *testing.T) {
 	knees := []KneeRow{
 		{Facet: Facet{H: 256, Flops: 64, Mode: "phase_nb"}, Series: "sim", Found: true,
 			At: Point{T: 4, WaitFrac: 0.25, TWait: 150.5, TInterior: 1234.5678}, NT: 4},
-		{Facet: Facet{H: 256, Flops: 64, Mode: "phase_nb"}, Series: "mpi a|b", NT: 3},
+		{Facet: Facet{H: 256, Flops: 64, Mode: "phase_nb"}, Series: "mpi a|b", NT: 3, Degraded: 2},
 	}
 	csv, err := KneesCSV(knees)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCSV := "H,flops_per_point,bytes_per_point,mode,series,T_knee,wait_frac,t_wait,t_interior,n_T\n" +
-		"256,64,0,phase_nb,sim,4,0.25,150.5,1234.5678,4\n" +
-		"256,64,0,phase_nb,mpi a|b,,,,,3\n"
+	wantCSV := "H,flops_per_point,bytes_per_point,mode,series,T_knee,wait_frac,t_wait,t_interior,n_T,degraded_T\n" +
+		"256,64,0,phase_nb,sim,4,0.25,150.5,1234.5678,4,0\n" +
+		"256,64,0,phase_nb,mpi a|b,,,,,3,2\n"
 	if string(csv) != wantCSV {
 		t.Errorf("KneesCSV =\n%s\nwant\n%s", csv, wantCSV)
 	}
 	md := string(KneesMarkdown(knees))
 	for _, want := range []string{
 		"| H | flops_per_point |",
-		"| 256 | 64 | 0 | phase_nb | sim | 4 | 0.25 | 150 | 1235 | 4 |",
-		`| 256 | 64 | 0 | phase_nb | mpi a\|b | none in range | - | - | - | 3 |`,
+		"| 256 | 64 | 0 | phase_nb | sim | 4 | 0.25 | 150 | 1235 | 4 | 0 |",
+		`| 256 | 64 | 0 | phase_nb | mpi a\|b | none in range | - | - | - | 3 | 2 |`,
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("KneesMarkdown lacks %q:\n%s", want, md)
