@@ -15,7 +15,7 @@ import (
 // ComparedFigures are the columns Compare sets side by side, model
 // against measurement.
 func ComparedFigures() []string {
-	return []string{"t_interior_mean_avg", "t_wait_mean_avg", "wait_frac", "overlap_ratio", "t_iter_mean"}
+	return []string{"t_interior_mean_avg", "t_wait_mean_avg", "wait_frac", "overlap_ratio", "hidden_frac", "t_iter_mean"}
 }
 
 // Pair is one configuration measured on MPI and predicted by the
@@ -100,7 +100,13 @@ func Compare(records []report.Record) (Comparison, error) {
 		}
 		run := make([]float64, len(compared))
 		for i, c := range compared {
-			v, err := r.Float(c)
+			var v float64
+			var err error
+			if c == "hidden_frac" {
+				v, err = hiddenFrac(r)
+			} else {
+				v, err = r.Float(c)
+			}
 			if err != nil {
 				return Comparison{}, err
 			}

@@ -288,19 +288,11 @@ func readRow(r report.Record) (row, error) {
 	}
 	// hidden_frac: a file of an earlier release lacks the column; its
 	// inputs are in every release's.
-	if r.Has("hidden_frac") {
-		v, err := r.Float("hidden_frac")
-		if err != nil {
-			return row{}, err
-		}
-		x.point.HiddenFrac = v
-	} else {
-		pure, err := r.Float("t_pure_comm_mean")
-		if err != nil {
-			return row{}, err
-		}
-		x.point.HiddenFrac = report.HiddenFrac(x.point.TWait, pure)
+	hidden, err := hiddenFrac(r)
+	if err != nil {
+		return row{}, err
 	}
+	x.point.HiddenFrac = hidden
 	x.facet.Mode = r.Str("mode")
 	x.key.transport = r.Transport()
 	if btl := r.Str("transport"); x.key.transport == report.WorldMPI && btl == "tcp" {
@@ -314,6 +306,24 @@ func readRow(r report.Record) (row, error) {
 		x.point.Degraded = 1
 	}
 	return x, nil
+}
+
+// hiddenFrac is a record's hidden_frac: its column, or, in results
+// written before it was one, computed from t_wait_mean_avg and
+// t_pure_comm_mean.
+func hiddenFrac(r report.Record) (float64, error) {
+	if r.Has("hidden_frac") {
+		return r.Float("hidden_frac")
+	}
+	wait, err := r.Float("t_wait_mean_avg")
+	if err != nil {
+		return 0, err
+	}
+	pure, err := r.Float("t_pure_comm_mean")
+	if err != nil {
+		return 0, err
+	}
+	return report.HiddenFrac(wait, pure), nil
 }
 
 // where names a record's origin, FILE:LINE.

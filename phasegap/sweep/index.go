@@ -21,7 +21,11 @@ const IndexFile = "index.csv"
 // directory, then the results' main figures (empty until it finished).
 var indexColumns = []string{"matrix", "sweep", "transport", "id", "status", "reason", "dir",
 	"P", "T", "H", "flops_per_point", "bytes_per_point", "mode", "preset", "progress",
-	"t_iter_mean", "t_interior_mean_avg", "t_wait_mean_avg", "wait_frac", "wait_skew", "overlap_ratio"}
+	"t_iter_mean", "t_interior_mean_avg", "t_wait_mean_avg", "wait_frac", "wait_skew", "overlap_ratio", "hidden_frac"}
+
+// indexColumnsBefore is how many columns an index had before hidden_frac
+// (2026-11-27): such an index is read with that cell empty.
+const indexColumnsBefore = 21
 
 // figures are the results' columns the index copies.
 var figures = indexColumns[15:]
@@ -94,10 +98,13 @@ func readIndex(path string) (index, error) {
 	if err != nil {
 		return ix, fmt.Errorf("%s: %w (delete it to rebuild it from the run directories)", path, err)
 	}
-	if len(recs) == 0 || len(recs[0]) != len(indexColumns) || recs[0][0] != indexColumns[0] {
+	if len(recs) == 0 || (len(recs[0]) != len(indexColumns) && len(recs[0]) != indexColumnsBefore) || recs[0][0] != indexColumns[0] {
 		return ix, fmt.Errorf("%s:1: not a sweep index of this version (delete it to rebuild it from the run directories)", path)
 	}
 	for _, r := range recs[1:] {
+		for len(r) < len(indexColumns) {
+			r = append(r, "")
+		}
 		k := r[1] + "/" + r[2] + "/" + r[3]
 		if _, dup := ix.lines[k]; !dup {
 			ix.keys = append(ix.keys, k)

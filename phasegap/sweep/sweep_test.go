@@ -260,3 +260,47 @@ func TestIndexKeepsOtherTransports(t *testing.T) {
 		t.Errorf("ran %v; index lines by transport %v, want 4 sim (kept) and 4 mpi (from before)", f.ran, n)
 	}
 }
+
+// TestIndexBeforeHiddenFrac: an index written before hidden_frac was a
+// column (21 cells a line) is read, its finished points kept, and the
+// index is rewritten with the column.
+func TestIndexBeforeHiddenFrac(t *testing.T) {
+	m, err := Parse([]byte(matrixYAML), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Sweeps = m.Sweeps[:1]
+	out := t.TempDir()
+	f := &fakeRunner{}
+	if _, err := Run(context.Background(), m, out, f, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows := readIndexRows(t, out)
+	if len(rows[0]) != len(indexColumns) || indexColumns[len(indexColumns)-1] != "hidden_frac" {
+		t.Fatalf("index line %q: want %d cells ending in hidden_frac", rows[0], len(indexColumns))
+	}
+	// The same index as the former version wrote it.
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(indexColumns[:indexColumnsBefore])
+	for _, r := range rows {
+		w.Write(r[:indexColumnsBefore])
+	}
+	w.Flush()
+	if err := os.WriteFile(filepath.Join(out, IndexFile), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.ran = nil
+	o, err := Run(context.Background(), m, out, f, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.ran) != 0 || o.Ran != 0 {
+		t.Errorf("ran %v again from the former index", f.ran)
+	}
+	for _, r := range readIndexRows(t, out) {
+		if len(r) != len(indexColumns) {
+			t.Errorf("rewritten line %q: %d cells, want %d", r, len(r), len(indexColumns))
+		}
+	}
+}
