@@ -25,6 +25,7 @@ const (
 
 func newPhasegapCalibrateCmd() *cobra.Command {
 	var out, kernel, forkNS string
+	var includeDegraded bool
 	cmd := &cobra.Command{
 		Use:   "calibrate RUNS... -o COSTS.yaml",
 		Short: "Fit the simulator's cost model (workload/halo Costs) to PhaseGap's MPI runs",
@@ -41,7 +42,8 @@ searched for results.csv files at any depth, in sorted order (hidden
 directories, such as a run's staging directory, left out). Only the MPI
 rows count: the interior fit takes the runs of phase_nb, phase_blk and
 phase_persist (the modes that do not test during the interior) with a
-static schedule or one thread and no progress thread; call_ns takes the
+static schedule or one thread and no progress thread, and not degraded
+(--include-degraded keeps those); call_ns takes the
 posts of every nonblocking run. Runs that vary N, --threads (1 and more),
 --flops-per-point and --bytes-per-point (0 and more) determine every cost;
 a cost the runs do not determine keeps its default. One kernel at a time
@@ -79,6 +81,7 @@ tell a fork from a memory ceiling.
 			if err != nil {
 				return err
 			}
+			opt.IncludeDegraded = includeDegraded
 			costs, fit, err := halo.CalibrateWith(rows, opt)
 			if err != nil {
 				return err
@@ -93,6 +96,7 @@ tell a fork from a memory ceiling.
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "the costs file to write (YAML)")
 	cmd.Flags().StringVar(&kernel, "kernel", "", "calibrate the runs of this kernel only (stencil3, stencil5 or axpy)")
+	cmd.Flags().BoolVar(&includeDegraded, "include-degraded", false, "fit the runs whose results say degraded (a loaded or oversubscribed machine) too; by default they are skipped")
 	cmd.Flags().StringVar(&forkNS, "fork-ns", "auto", "fork_ns: auto (measure the team's fork/join of 2 threads here), a number of ns (BenchmarkTeamFork's), or fit (from the runs)")
 	return cmd
 }

@@ -185,6 +185,10 @@ func CalibrateWith(rows []report.Record, opt CalibrateOptions) (Costs, Fit, erro
 			skip("transport %s: not an MPI run", t)
 			continue
 		}
+		if rec.Str("status") == report.StatusDegraded && !opt.IncludeDegraded {
+			skip("degraded (%s): the machine's times as much as the run's (--include-degraded fits it)", rec.Str("degraded_reason"))
+			continue
+		}
 		r, err := parseCalRow(rec, where)
 		if err != nil {
 			return Costs{}, Fit{}, err

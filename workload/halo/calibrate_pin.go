@@ -23,6 +23,11 @@ type CalibrateOptions struct {
 	// it, as Calibrate does.
 	ForkNS   float64
 	ForkFrom string
+	// IncludeDegraded fits the runs whose results say degraded (status:
+	// a loaded or oversubscribed machine, CPU steal) too; by default
+	// they are skipped, their times being the machine's as much as the
+	// benchmark's.
+	IncludeDegraded bool
 }
 
 // DeterminedWithin is the relative standard error up to which a fitted

@@ -269,6 +269,13 @@ func TestCalibrateSkips(t *testing.T) {
 		{odd(func(r *report.Row) { r.Config.Params.Schedule = "dynamic" }), "omp_schedule dynamic: the model shares the interior statically"},
 		{odd(func(r *report.Row) { r.TInterior.Avg = math.NaN() }), "t_interior_mean_avg NaN: expected a time above 0"},
 		{odd(func(r *report.Row) { r.Config.Params.N = 16 }), "no interior points (N 16 ≤ 2·R·S = 16)"},
+		// A loaded machine's run, its interior three times the costs'.
+		{odd(func(r *report.Row) {
+			r.Host = report.Host{Measured: true, CPUs: 2, LoadStart: 9, LoadEnd: 9}
+			r.Host.Judge(1, 2)
+			r.TInterior.Avg *= 3
+			r.TInterior.Max *= 3
+		}), "degraded (load 9.00 before the run > 2 host CPUs): the machine's times"},
 	}
 	for _, b := range bad {
 		rows = append(rows, b.row)
@@ -285,9 +292,20 @@ func TestCalibrateSkips(t *testing.T) {
 			t.Errorf("skipped %q, want %q", fit.Skipped[i], b.want)
 		}
 	}
-	// Every MPI row's post counts for call_ns, the skipped ones' too.
-	if math.Abs(got.PointNS-c.PointNS) > 1e-9 || got.CallNS != c.CallNS || len(fit.CallRows) != len(rows)-1 {
+	// Every MPI row's post counts for call_ns, the skipped ones' too,
+	// but for the degraded run's.
+	if math.Abs(got.PointNS-c.PointNS) > 1e-9 || got.CallNS != c.CallNS || len(fit.CallRows) != len(rows)-2 {
 		t.Errorf("point_ns %v call_ns %v from %d posts", got.PointNS, got.CallNS, len(fit.CallRows))
+	}
+	// --include-degraded fits the degraded run: one skip fewer, one row
+	// more in the fit, and its post counted.
+	fitted := len(fit.Rows)
+	_, fit, err = CalibrateWith(records(t, rows), CalibrateOptions{IncludeDegraded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fit.Skipped) != len(bad)-1 || len(fit.Rows) != fitted+1 || len(fit.CallRows) != len(rows)-1 {
+		t.Errorf("with the degraded run: %d skipped, %d rows fitted (%d without), %d posts", len(fit.Skipped), len(fit.Rows), fitted, len(fit.CallRows))
 	}
 }
 
