@@ -36,8 +36,7 @@ func BenchmarkThousandNodes(b *testing.B) {
 		var peak uint64
 		var ms runtime.MemStats
 		res, err := harness.Run(sc, harness.Options{
-			Out:        b.TempDir() + "/run",
-			NoEventLog: true,
+			Out: b.TempDir() + "/run",
 			Observe: func(time.Duration) {
 				runtime.ReadMemStats(&ms)
 				peak = max(peak, ms.HeapAlloc)

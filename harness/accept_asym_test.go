@@ -52,7 +52,7 @@ func acceptAsymmetricLink(t *testing.T) []asymFigures {
 					t.Fatal(err)
 				}
 				dir := filepath.Join(t.TempDir(), "run")
-				res, err := Run(sc, Options{Out: dir, NoEventLog: true})
+				res, err := Run(sc, Options{Out: dir})
 				if err != nil {
 					t.Fatal(err)
 				}

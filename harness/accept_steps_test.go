@@ -53,7 +53,7 @@ func acceptSteps(t *testing.T) []stepFigures {
 		t.Run(fmt.Sprintf("node%d%+v", tc.node, tc.by), func(t *testing.T) {
 			sc := train8Step(t, tc.node, tc.by, 11*time.Second)
 			dir := filepath.Join(t.TempDir(), "run")
-			res, err := Run(sc, Options{Out: dir, NoEventLog: true})
+			res, err := Run(sc, Options{Out: dir})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,7 +74,7 @@ func runLibrary(t *testing.T, name string) (*Result, string, *CalibrationResult)
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), name)
-	res, err := Run(sc, Options{Out: dir, NoEventLog: true})
+	res, err := Run(sc, Options{Out: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func newBackend(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Op
 	if opts.Backend == "real" {
 		return newReal(sc, r, opts, proto, log, tr)
 	}
-	b, err := simbackend.New(sc, r, dir, simbackend.Options{TraceEvents: opts.TraceEvents, NoEventLog: opts.NoEventLog}, proto, log, tr.Tracker)
+	b, err := simbackend.New(sc, r, dir, simbackend.Options{TraceEvents: opts.TraceEvents, EventLog: opts.EventLog}, proto, log, tr.Tracker)
 	if err != nil {
 		return backend{}, err
 	}

@@ -45,7 +45,7 @@ func TestDataDriven(t *testing.T) {
 				return err.Error() + "\n"
 			}
 			trace := filepath.Join(t.TempDir(), "events.txt")
-			res, err := Run(sc, Options{Out: filepath.Join(t.TempDir(), "run"), NoEventLog: true, TraceEvents: trace})
+			res, err := Run(sc, Options{Out: filepath.Join(t.TempDir(), "run"), TraceEvents: trace})
 			if err != nil {
 				return "error: " + err.Error() + "\n"
 			}

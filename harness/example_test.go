@@ -32,7 +32,7 @@ protocol: {kind: ping, interval: 50ms}
 	}
 	p := res.Summary.Ping
 	fmt.Printf("%d nodes, %d pings, %d replies, median rtt %.0fns\n", res.Summary.Nodes, p.Sent, p.Received, p.RTT.P50)
-	if _, err := harness.Replay(res.Dir, nil, nil); err != nil {
+	if _, err := harness.Replay(res.Dir, harness.ReplayOptions{}); err != nil {
 		panic(err)
 	}
 	fmt.Println("replay matches")

@@ -3,9 +3,11 @@ package harness
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,7 +79,7 @@ func TestDeterminism(t *testing.T) {
 	var results []*Result
 	for _, procs := range []int{1, 2, 1} {
 		runtime.GOMAXPROCS(procs)
-		results = append(results, runOnce(t, sc, Options{}))
+		results = append(results, runOnce(t, sc, Options{EventLog: true}))
 	}
 	a := results[0]
 	if a.Summary.Events < 1000 {
@@ -105,8 +107,8 @@ func TestDeterminism(t *testing.T) {
 
 func TestReplay(t *testing.T) {
 	sc := parse(t, small)
-	res := runOnce(t, sc, Options{})
-	rep, err := Replay(res.Dir, nil, nil)
+	res := runOnce(t, sc, Options{EventLog: true})
+	rep, err := Replay(res.Dir, ReplayOptions{})
 	if err != nil {
 		t.Fatalf("replay of an untouched run: %v", err)
 	}
@@ -120,7 +122,7 @@ func TestReplay(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(res.Dir, FileScenario), []byte(changed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Replay(res.Dir, nil, nil)
+	_, err = Replay(res.Dir, ReplayOptions{})
 	if !errors.Is(err, ErrDiverged) {
 		t.Fatalf("replay of a changed scenario: err = %v, want ErrDiverged", err)
 	}
@@ -128,6 +130,40 @@ func TestReplay(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("divergence error lacks %q:\n%v", want, err)
 		}
+	}
+}
+
+// TestReplayCheckpointsOnly: a run without events.log.gz (the default)
+// replays from its checkpoints; changed, the replay names the block of
+// events where they part, and --trace-events writes the replay's log,
+// whose lines of that block hold the first differing event.
+func TestReplayCheckpointsOnly(t *testing.T) {
+	sc := parse(t, small)
+	res := runOnce(t, sc, Options{})
+	if _, err := os.Stat(filepath.Join(res.Dir, FileEvents)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a run without EventLog kept %s: %v", FileEvents, err)
+	}
+	if _, err := Replay(res.Dir, ReplayOptions{}); err != nil {
+		t.Fatalf("replay from the checkpoints: %v", err)
+	}
+	changed := strings.Replace(small, "jitter: 20us", "jitter: 21us", 1)
+	if err := os.WriteFile(filepath.Join(res.Dir, FileScenario), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(t.TempDir(), "replayed.txt")
+	_, err := Replay(res.Dir, ReplayOptions{TraceEvents: trace})
+	if !errors.Is(err, ErrDiverged) {
+		t.Fatalf("replay of a changed scenario: err = %v, want ErrDiverged", err)
+	}
+	var from, to int
+	if _, serr := fmt.Sscanf(err.Error()[strings.Index(err.Error(), "one of #"):], "one of #%d..#%d", &from, &to); serr != nil || to-from != 1023 {
+		t.Fatalf("divergence error does not name a block of 1024 events (%v):\n%v", serr, err)
+	}
+	if !strings.Contains(err.Error(), "lines "+strconv.Itoa(from)+" to "+strconv.Itoa(to)+" of "+trace) {
+		t.Errorf("divergence error does not point into the replay's log:\n%v", err)
+	}
+	if lines := strings.Count(string(read(t, trace)), "\n"); lines < to {
+		t.Errorf("the replay's log has %d lines, fewer than the block's end %d", lines, to)
 	}
 }
 
@@ -244,7 +280,7 @@ func TestFailureKeepsLogsAndSaysHowToReproduce(t *testing.T) {
 	sc := parse(t, small)
 	out := filepath.Join(t.TempDir(), "run")
 	p := &panicking{testPing()}
-	_, err := Run(sc, Options{Out: out, ScenarioFile: "small.yaml", protocol: p})
+	_, err := Run(sc, Options{Out: out, ScenarioFile: "small.yaml", protocol: p, EventLog: true})
 	var f *Failure
 	if !errors.As(err, &f) {
 		t.Fatalf("err = %v, want a *Failure", err)

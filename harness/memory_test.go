@@ -24,7 +24,7 @@ func TestRunTooLarge(t *testing.T) {
 	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
 		t.Errorf("the refused run left %v behind", entries)
 	}
-	if _, err := Run(sc, Options{Out: filepath.Join(parent, "run"), NoEventLog: true, memAvailable: func() (int64, error) { return need, nil }}); err != nil {
+	if _, err := Run(sc, Options{Out: filepath.Join(parent, "run"), memAvailable: func() (int64, error) { return need, nil }}); err != nil {
 		t.Errorf("a run that fits: %v", err)
 	}
 }

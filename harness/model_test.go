@@ -32,7 +32,7 @@ func TestNodesLearnTheirModels(t *testing.T) {
 			sc := rtParse(t, name, rtMesh4Scenario(name, tc.duration, tc.protocol))
 			dir := filepath.Join(t.TempDir(), "run")
 			models := map[world.NodeID][]rounds.Model{}
-			_, err := Run(sc, Options{NoEventLog: true, Out: dir, OnModel: func(node world.NodeID, m rounds.Model) {
+			_, err := Run(sc, Options{Out: dir, OnModel: func(node world.NodeID, m rounds.Model) {
 				models[node] = append(models[node], m)
 			}})
 			if err != nil {

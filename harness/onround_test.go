@@ -26,7 +26,7 @@ func TestOnRound(t *testing.T) {
 			sc := rtParse(t, "onround", rtMesh4Scenario("onround", "2s", "  mode: rounds\n  rounds: 4\n"))
 			dir := filepath.Join(t.TempDir(), "run")
 			var got []rounds.RoundReport
-			opts := Options{NoEventLog: true, Out: dir}
+			opts := Options{Out: dir}
 			if tc.hook {
 				opts.OnRound = func(r *rounds.RoundReport) { got = append(got, *r) }
 			}

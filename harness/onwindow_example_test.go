@@ -37,7 +37,7 @@ protocol: {kind: sync, mode: rounds, estimator: regression, cadence: 10ms, windo
 	defer os.RemoveAll(dir)
 	sent := map[world.NodeID]int{}
 	_, err = harness.Run(sc, harness.Options{
-		Out: filepath.Join(dir, "run"), NoEventLog: true,
+		Out: filepath.Join(dir, "run"),
 		OnWindow: func(node world.NodeID, blocks []probelog.Block, data *syncpb.NodeWindowData) {
 			for _, e := range data.Edges {
 				fmt.Printf("node %d, round %d: edge %d→%d, %d pairs sent, %d answered\n",

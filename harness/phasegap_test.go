@@ -155,14 +155,14 @@ func TestPhasegapDeterminism(t *testing.T) {
 	var runs []*Result
 	for _, procs := range []int{1, 2} {
 		runtime.GOMAXPROCS(procs)
-		runs = append(runs, runOnce(t, sc, Options{}))
+		runs = append(runs, runOnce(t, sc, Options{EventLog: true}))
 	}
 	for _, f := range []string{FileManifest, FileSummary, FileEvents, filePGResults, filePGManifest, filePGTrace} {
 		if !bytes.Equal(read(t, filepath.Join(runs[0].Dir, f)), read(t, filepath.Join(runs[1].Dir, f))) {
 			t.Errorf("%s differs between GOMAXPROCS 1 and 2", f)
 		}
 	}
-	rep, err := Replay(runs[0].Dir, nil, nil)
+	rep, err := Replay(runs[0].Dir, ReplayOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestPhasegapCosts(t *testing.T) {
 	if !strings.HasPrefix(slow.Summary.Phasegap.Costs, "sha256:") || !strings.Contains(string(read(t, filepath.Join(slow.Dir, FileScenario))), "costs: phasegap/costs.yaml") {
 		t.Errorf("costs %q; scenario as run:\n%s", slow.Summary.Phasegap.Costs, read(t, filepath.Join(slow.Dir, FileScenario)))
 	}
-	if _, err := Replay(slow.Dir, nil, nil); err != nil {
+	if _, err := Replay(slow.Dir, ReplayOptions{}); err != nil {
 		t.Fatalf("replay from the copied costs: %v", err)
 	}
 }

@@ -202,7 +202,7 @@ func runBadDay(t *rapid.T, yml string, steps []injected, jitter int) badDayDraw 
 		t.Fatalf("generated scenario: %v\n%s", err, yml)
 	}
 	dir := filepath.Join(tempDir(t), "run")
-	res, err := Run(sc, Options{Out: dir, NoEventLog: true})
+	res, err := Run(sc, Options{Out: dir})
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, yml)
 	}

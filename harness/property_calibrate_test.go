@@ -190,7 +190,7 @@ func TestPropertyCalibration(t *testing.T) {
 			t.Fatalf("generated scenario: %v\n%s", err, yml)
 		}
 		dir := filepath.Join(tempDir(t), "run")
-		if _, err := Run(sc, Options{Out: dir, NoEventLog: true}); err != nil {
+		if _, err := Run(sc, Options{Out: dir}); err != nil {
 			t.Fatalf("run: %v\n%s", err, yml)
 		}
 		pts, consistent, err := pointsOf(dir, 3)
@@ -243,7 +243,7 @@ func TestPropertySteps(t *testing.T) {
 			t.Fatalf("generated scenario: %v\n%s", err, yml)
 		}
 		dir := filepath.Join(tempDir(t), "run")
-		res, err := Run(sc, Options{Out: dir, NoEventLog: true})
+		res, err := Run(sc, Options{Out: dir})
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, yml)
 		}

@@ -51,7 +51,7 @@ func TestPropertyConvergence(t *testing.T) {
 		if err != nil {
 			t.Fatalf("generated scenario: %v\n%s", err, yml)
 		}
-		res, err := Run(sc, Options{Out: filepath.Join(tempDir(t), "run"), NoEventLog: true})
+		res, err := Run(sc, Options{Out: filepath.Join(tempDir(t), "run")})
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, yml)
 		}
@@ -95,7 +95,7 @@ protocol: {kind: sync, cadence: 1ms, window: 500ms, rounds: 4}
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := Run(sc, Options{Out: dir, NoEventLog: true}); err != nil {
+	if _, err := Run(sc, Options{Out: dir}); err != nil {
 		t.Fatal(err)
 	}
 	_, truth, err := groundtruth.Read(filepath.Join(dir, FileTruth))

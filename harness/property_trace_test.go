@@ -55,7 +55,7 @@ func TestPropertyTrace(t *testing.T) {
 		if err != nil {
 			t.Fatalf("generated scenario: %v\n%s", err, yml)
 		}
-		res, err := Run(sc, Options{Out: filepath.Join(tempDir(t), "run"), NoEventLog: true})
+		res, err := Run(sc, Options{Out: filepath.Join(tempDir(t), "run")})
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, yml)
 		}
@@ -87,7 +87,7 @@ func TestKnownTraceDraws(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Run(sc, Options{Out: filepath.Join(t.TempDir(), "run"), NoEventLog: true})
+			res, err := Run(sc, Options{Out: filepath.Join(t.TempDir(), "run")})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,13 +25,25 @@ type ReplayResult struct {
 	Hash     string
 }
 
+// ReplayOptions are what a replay shows and writes beside its verdict.
+type ReplayOptions struct {
+	// Progress gets a bar (a terminal), ProgressLines a line at each
+	// tenth of the run's virtual time (Options.ProgressLines); either may
+	// be nil.
+	Progress, ProgressLines io.Writer
+	// TraceEvents, if not "", receives the replay's whole event log, one
+	// line per event (run's --trace-events): the log on demand, for a run
+	// that kept only its checkpoints.
+	TraceEvents string
+}
+
 // Replay re-runs the run recorded in dir from its scenario and seed, and
 // checks that the event log is the same. When it is not, the error names
 // the first differing event: exactly, with both lines, if the run kept
-// events.log.gz, else the block of events in which the logs diverge.
-// progress gets a bar (a terminal), lines a line at each tenth of the
-// run's virtual time (Options.ProgressLines); either may be nil.
-func Replay(dir string, progress, lines io.Writer) (*ReplayResult, error) {
+// events.log.gz (run with Options.EventLog), else the block of events in
+// which the logs diverge, with the replay's events of that block when
+// opts.TraceEvents is set.
+func Replay(dir string, opts ReplayOptions) (*ReplayResult, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
@@ -57,7 +69,7 @@ func Replay(dir string, progress, lines io.Writer) (*ReplayResult, error) {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	res, err := runIn(sc, tmp, Options{NoEventLog: !haveLog, Progress: progress, ProgressLines: lines, ScenarioFile: m.ScenarioFile})
+	res, err := runIn(sc, tmp, Options{EventLog: haveLog, TraceEvents: opts.TraceEvents, Progress: opts.Progress, ProgressLines: opts.ProgressLines, ScenarioFile: m.ScenarioFile})
 	if err != nil {
 		return nil, fmt.Errorf("replay %s: %w", dir, err)
 	}
@@ -78,7 +90,11 @@ func Replay(dir string, progress, lines io.Writer) (*ReplayResult, error) {
 	}
 	head := fmt.Sprintf("replay %s: %d events hash %016x recorded, %d events hash %016x replayed%s", dir, ckpt.Count, ckpt.Hash, got.Count, got.Hash, version)
 	if !haveLog {
-		return nil, fmt.Errorf("%s: %w: the first differing event is one of #%d..#%d (the run kept no %s to name it)", head, ErrDiverged, d.After+1, d.Upto, FileEvents)
+		hint := fmt.Sprintf("the run kept no %s to name it: record the run with --event-log to have it; replay --trace-events FILE writes the replayed events", FileEvents)
+		if opts.TraceEvents != "" {
+			hint = fmt.Sprintf("the run kept no %s to name it; the replayed events of that block are lines %d to %d of %s", FileEvents, d.After+1, d.Upto, opts.TraceEvents)
+		}
+		return nil, fmt.Errorf("%s: %w: the first differing event is one of #%d..#%d (%s)", head, ErrDiverged, d.After+1, d.Upto, hint)
 	}
 	seq, want, have, err := firstDifference(recordedLog, filepath.Join(tmp, FileEvents))
 	if err != nil {

@@ -38,7 +38,7 @@ func rtRun(t *testing.T, sc *scenario.Scenario, seed *uint64) (*Result, string) 
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
 	start := time.Now()
-	res, err := Run(sc, Options{NoEventLog: true, Out: dir, Seed: seed})
+	res, err := Run(sc, Options{Out: dir, Seed: seed})
 	if err != nil {
 		t.Fatalf("run %s: %v", sc.Name, err)
 	}

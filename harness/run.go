@@ -40,9 +40,11 @@ type Options struct {
 	// TraceEvents, if not "", is a file that receives the event log, one
 	// line per event.
 	TraceEvents string
-	// NoEventLog leaves events.log.gz out of the run directory (the
-	// checkpoints are always kept).
-	NoEventLog bool
+	// EventLog writes events.log.gz, the whole event log, into the run
+	// directory; without it the run keeps the checkpoints (events.ckpt)
+	// only, which is enough to replay it and to locate a divergence to
+	// a block of events.
+	EventLog bool
 	// Progress, if not nil, shows a progress bar there.
 	Progress io.Writer
 	// ProgressLines, if not nil and Progress is nil, gets a line at each

@@ -55,7 +55,7 @@ faults:
 						t.Fatal(err)
 					}
 					dir := filepath.Join(t.TempDir(), "run")
-					res, err := Run(sc, Options{Out: dir, NoEventLog: true})
+					res, err := Run(sc, Options{Out: dir})
 					if err != nil {
 						t.Fatal(err)
 					}

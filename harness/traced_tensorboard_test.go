@@ -17,7 +17,7 @@ import (
 func TestTracedTensorBoard(t *testing.T) {
 	yml := strings.Replace(traced3, "  snapshot_period: 1s\n", "  snapshot_period: 1s\n  kineto: true\n", 1)
 	dir := filepath.Join(t.TempDir(), "run")
-	runOnce(t, parse(t, yml), Options{Out: dir, NoEventLog: true})
+	runOnce(t, parse(t, yml), Options{Out: dir})
 	logdir := filepath.Join(dir, syncrun.DirTensorBoard)
 	for _, file := range []string{syncrun.FileCombined, syncrun.FileCombinedKineto} {
 		tb := combine.TensorBoardPath(logdir, combine.OutputBase(file), combine.DefaultTensorBoardHost)

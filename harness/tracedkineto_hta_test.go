@@ -39,7 +39,7 @@ var kinetoHTA = strings.NewReplacer("  snapshot_period: 1s\n", "  snapshot_perio
 // events keep their order.
 func TestKinetoOutForHTA(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	runOnce(t, parse(t, kinetoHTA), Options{Out: dir, NoEventLog: true})
+	runOnce(t, parse(t, kinetoHTA), Options{Out: dir})
 	kdir := filepath.Join(dir, "combined-kineto.kineto")
 	ents, err := os.ReadDir(kdir)
 	if err != nil {

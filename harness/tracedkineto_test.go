@@ -35,9 +35,9 @@ const (
 func TestTracedKineto(t *testing.T) {
 	yml := strings.Replace(traced3, "  snapshot_period: 1s\n", "  snapshot_period: 1s\n  kineto: true\n", 1)
 	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
-	res := runOnce(t, parse(t, yml), Options{Out: dirs[0], NoEventLog: true})
-	runOnce(t, parse(t, yml), Options{Out: dirs[1], NoEventLog: true})
-	plain := runOnce(t, parse(t, traced3), Options{NoEventLog: true})
+	res := runOnce(t, parse(t, yml), Options{Out: dirs[0]})
+	runOnce(t, parse(t, yml), Options{Out: dirs[1]})
+	plain := runOnce(t, parse(t, traced3), Options{})
 
 	k := res.Summary.Trace.Kineto
 	if k == nil || plain.Summary.Trace.Kineto != nil {

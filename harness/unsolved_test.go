@@ -42,7 +42,7 @@ func TestUnsolvedRoundsSaid(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Run(sc, Options{Out: filepath.Join(t.TempDir(), "run"), NoEventLog: true})
+			res, err := Run(sc, Options{Out: filepath.Join(t.TempDir(), "run")})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,6 +27,7 @@ func newRunCmd() *cobra.Command {
 		backend    string
 		out        string
 		trace      string
+		eventLog   bool
 		noEventLog bool
 		strict     bool
 		force      bool
@@ -37,8 +38,9 @@ func newRunCmd() *cobra.Command {
 		Use:   "run SCENARIO",
 		Short: "Run a scenario file and write a run directory",
 		Long: `Run a scenario file and write a run directory (default runs/<name>-seed<seed>)
-holding manifest.json, summary.json, scenario.yaml, run.log, events.ckpt and
-events.log.gz, and at the end report.html (chronosync report; --no-report
+holding manifest.json, summary.json, scenario.yaml, run.log and events.ckpt
+(the event-log hash every 1024 events: enough to replay the run; --event-log
+adds events.log.gz, the whole log), and at the end report.html (chronosync report; --no-report
 leaves it out). SCENARIO is a path, or the name of a scenario of the built-in
 library (chronosync scenario list; see scenarios/README.md).`,
 		Args: cobra.ExactArgs(1),
@@ -51,7 +53,7 @@ library (chronosync scenario list; see scenarios/README.md).`,
 				Out:          out,
 				ScenarioFile: path,
 				TraceEvents:  trace,
-				NoEventLog:   noEventLog,
+				EventLog:     eventLog,
 				Backend:      backend,
 				Progress:     terminal(cmd.OutOrStdout()),
 				// Not a terminal: a line at each tenth of the run on
@@ -100,7 +102,9 @@ library (chronosync scenario list; see scenarios/README.md).`,
 	f.StringVar(&backend, "backend", "sim", "where to run: sim or real")
 	f.StringVar(&out, "out", "", "run directory (default runs/<scenario>-seed<seed>)")
 	f.StringVar(&trace, "trace-events", "", "also write the event log, one line per event, to `FILE` (legend: chronosync events legend)")
-	f.BoolVar(&noEventLog, "no-event-log", false, "keep only the event-log checkpoints, not events.log.gz, in the run directory")
+	f.BoolVar(&eventLog, "event-log", false, "also write events.log.gz, the whole event log, into the run directory (replay then names the exact first differing event; without it the checkpoints name its block of 1024)")
+	f.BoolVar(&noEventLog, "no-event-log", false, "no events.log.gz (the default since 2026-11-27; kept for old command lines)")
+	f.MarkHidden("no-event-log")
 	f.BoolVar(&strict, "strict", false, fmt.Sprintf("exit %d when the run is degraded (a measured condition of a real run crossed its bound)", exitDegraded))
 	f.BoolVar(&force, "force", false, "run a real-backend scenario that needs more CPU than the machine has instead of refusing it")
 	f.BoolVar(&noReport, "no-report", false, "do not write report.html (chronosync report) into the run directory at the end")
@@ -109,16 +113,21 @@ library (chronosync scenario list; see scenarios/README.md).`,
 }
 
 func newReplayCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "replay RUN_DIR",
+	var trace string
+	cmd := &cobra.Command{
+		Use:   "replay RUN_DIR [--trace-events FILE]",
 		Short: "Re-run a recorded run and check that its event log is reproduced",
 		Long: `Re-run the scenario and seed recorded in RUN_DIR and compare the event log
-with the recorded one. It fails, naming the first differing event, if they
-differ.`,
+with the recorded one. It fails if they differ: naming the first differing
+event, with both lines, when the run kept events.log.gz (run --event-log);
+else naming the block of 1024 events in which the checkpoints (events.ckpt)
+part. --trace-events writes the replay's own event log, one line per event:
+the log on demand, for a run that kept only its checkpoints.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// A bar on a terminal, else a line at each tenth on stderr.
-			res, err := harness.Replay(args[0], terminal(cmd.OutOrStdout()), cmd.ErrOrStderr())
+			res, err := harness.Replay(args[0], harness.ReplayOptions{Progress: terminal(cmd.OutOrStdout()),
+				ProgressLines: cmd.ErrOrStderr(), TraceEvents: trace})
 			if err != nil {
 				return err
 			}
@@ -126,6 +135,8 @@ differ.`,
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&trace, "trace-events", "", "write the replay's event log, one line per event, to `FILE` (legend: chronosync events legend)")
+	return cmd
 }
 
 func newScenarioCmd() *cobra.Command {

@@ -193,7 +193,7 @@ func (r *sweepRunner) runHarness(ctx context.Context, pt sweep.Point, out string
 	if err != nil {
 		return "", err
 	}
-	res, err := harness.Run(sc, harness.Options{Out: out, Backend: pt.Transport, Context: ctx, NoEventLog: true})
+	res, err := harness.Run(sc, harness.Options{Out: out, Backend: pt.Transport, Context: ctx})
 	if err != nil {
 		return "", err
 	}

@@ -33,13 +33,13 @@ type Options struct {
 	// TraceEvents, if not "", is a file that receives the event log, one
 	// line per event.
 	TraceEvents string
-	// NoEventLog leaves events.log.gz out of the run directory (the
+	// EventLog writes events.log.gz into the run directory (the
 	// checkpoints are always kept).
-	NoEventLog bool
+	EventLog bool
 }
 
 // New builds the simulator for sc, running proto's programs, writing its
-// event log into dir (unless opts.NoEventLog) and to opts.TraceEvents; it
+// event log into dir (with opts.EventLog) and to opts.TraceEvents; it
 // logs to log and tells tr how to read the world's time.
 func New(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Options, proto engine.Protocol, log *bufio.Writer, tr *engine.Tracker) (_ engine.Backend, err error) {
 	b := &backend{duration: r.Duration, end: engine.EndOf(proto), files: []engine.Artifact{{Name: engine.FileCheckpoints, What: "event-log hash every 1024 events, for replay"}}}
@@ -49,7 +49,7 @@ func New(sc *scenario.Scenario, r *scenario.Resolved, dir string, opts Options, 
 		}
 	}()
 	var sinks []io.Writer
-	if !opts.NoEventLog {
+	if opts.EventLog {
 		b.files = append(b.files, engine.Artifact{Name: engine.FileEvents, What: "the event log, one line per event (docs/event-log.md)"})
 		f, err := os.Create(filepath.Join(dir, engine.FileEvents))
 		if err != nil {

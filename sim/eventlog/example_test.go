@@ -20,5 +20,5 @@ func Example() {
 	// 1 0 boot n=0 inc=1
 	// 2 1500 send n=0 to=1 ports=7000>7000 len=64 tx=2001500
 	// 3 51500 drop n=0 to=1 why=loss len=64
-	// 3 events, hash d35431ea35504e3e
+	// 3 events, hash bf367305d958a81e
 }
