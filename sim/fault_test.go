@@ -1,6 +1,10 @@
 package sim_test
 
 import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,5 +156,70 @@ func TestSlowNodeDelaysCallbacksNotTimestamps(t *testing.T) {
 	s.Run(100 * ms)
 	if len(rx) != 1 || rx[0] != 11*ms || handled[0] != 16*ms {
 		t.Fatalf("rx timestamps %v handled at %v; want the datagram stamped at its 11ms arrival and handled 5ms later", rx, handled)
+	}
+}
+
+// TestChargeHoldsCallbacks: work a callback charges (world.Charger) holds
+// the node's later callbacks until it ends, in the order they fell due, without
+// moving a datagram's receive timestamp; a timer set after the charge
+// runs when the work ends; the log records it.
+func TestChargeHoldsCallbacks(t *testing.T) {
+	cfg := mesh(2, ms)
+	cfg.Nodes[1].Clock = clockmodel.Params{}
+	var s *sim.Sim
+	var got []string
+	prog := func(id world.NodeID) world.Program {
+		return world.ProgramFunc(func(env world.Env) error {
+			c, err := env.ListenPacket(1, func(p world.Packet) {
+				got = append(got, fmt.Sprintf("rx %s stamped %v handled %v", p.Data, time.Duration(p.RxTime), s.Now()))
+			})
+			if err != nil {
+				return err
+			}
+			switch id {
+			case 0:
+				// Arrive at 11 and 12 ms, during node 1's work.
+				env.AfterFunc(10*ms, func() { _, _ = c.Send(world.Addr{Node: 1, Port: 1}, []byte("a")) })
+				env.AfterFunc(11*ms, func() { _, _ = c.Send(world.Addr{Node: 1, Port: 1}, []byte("b")) })
+			case 1:
+				env.AfterFunc(10*ms, func() {
+					env.(world.Charger).Charge(5 * ms)
+					env.AfterFunc(0, func() { got = append(got, fmt.Sprintf("after the work %v", s.Now())) })
+				})
+				env.AfterFunc(13*ms, func() { got = append(got, fmt.Sprintf("timer due 13ms ran %v", s.Now())) })
+			}
+			return nil
+		})
+	}
+	var log bytes.Buffer
+	s, err := sim.New(cfg, prog, sim.Options{EventLog: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Run(100 * ms)
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(log.String(), "\n")
+	// At the work's end the held callbacks run in the order they fell
+	// due: the timer set at 10 ms for after the work, the datagrams of
+	// 11 and 12 ms, the timer of 13 ms.
+	want := []string{
+		"after the work 15ms",
+		"rx a stamped 11ms handled 15ms",
+		"rx b stamped 12ms handled 15ms",
+		"timer due 13ms ran 15ms",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("callbacks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	busy := 0
+	for _, l := range lines {
+		if strings.Contains(l, " busy n=1 ns=5000000") {
+			busy++
+		}
+	}
+	if busy != 1 {
+		t.Errorf("%d busy records of 5 ms on node 1 in the log:\n%s", busy, strings.Join(lines, "\n"))
 	}
 }

@@ -24,6 +24,7 @@ type node struct {
 	up      bool
 	inc     uint64 // incarnation: bumped at every crash, invalidating pending callbacks
 	slow    int64  // extra callback delay while the node is slow
+	busy    int64  // true time until which charged work holds the node's callbacks
 	timerID int64
 	rand    *rand.Rand
 	logger  *slog.Logger
@@ -32,11 +33,17 @@ type node struct {
 	streams []*stream              // open streams, in creation order
 }
 
-// deferIfSlow re-schedules h while the node is slow; it reports whether it
+// deferIfSlow re-schedules h while the node is busy with charged work
+// (to when it ends) or slow (by the extra delay); it reports whether it
 // did, in which case the caller returns without running its callback.
-// Bit 63 of arg marks an event that was already deferred once.
+// Bit 63 of arg marks an event that was already deferred once for
+// slowness; work charged since may defer it again.
 func (n *node) deferIfSlow(h interface{ Fire(uint64) }, arg uint64) bool {
 	const deferred = 1 << 63
+	if n.busy > n.s.k.Now() {
+		_ = n.s.k.At(n.busy, h, arg) // busy lies ahead: At cannot refuse it
+		return true
+	}
 	if n.slow == 0 || arg&deferred != 0 {
 		return false
 	}
@@ -51,6 +58,7 @@ func (e bootEvent) Fire(uint64) { e.n.boot() }
 func (n *node) boot() {
 	n.up = true
 	n.inc++
+	n.busy = 0 // a fresh boot owes no work
 	n.conns = make(map[uint16]*packetConn)
 	n.lsns = make(map[uint16]*listener)
 	n.streams = nil
@@ -88,6 +96,16 @@ func (n *node) Host() world.Clock       { return hostClock{n} }
 func (n *node) Tracer() world.Clock     { return tracerClock{n} }
 func (n *node) Rand() *rand.Rand        { return n.rand }
 func (n *node) Logger() *slog.Logger    { return n.logger }
+
+// Charge implements world.Charger: the node's callbacks wait until d of
+// its host clock from now has passed.
+func (n *node) Charge(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	n.busy = max(n.busy, n.trueAfter(int64(d)))
+	n.s.record(eventlog.Record{Node: int32(n.id), Kind: eventlog.Busy, A: n.busy - n.s.k.Now()})
+}
 func (n *node) now() world.Time         { return world.Time(n.host.Read(n.s.k.Now())) }
 func (n *node) trueAfter(d int64) int64 { return n.host.TrueAfter(n.s.k.Now(), d) }
 

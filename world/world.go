@@ -213,6 +213,19 @@ type PairReader interface {
 	ReadPair() (host, tracer Time)
 }
 
+// Charger is an Env whose time does not pass while a callback runs (the
+// simulator): Charge makes the running callback cost d of the node's
+// time, as the same work would on a real node, whose event loop runs one
+// callback at a time. The node's later callbacks (timers, datagrams,
+// stream messages) wait until that time has passed; what the callback
+// sends leaves when it is called, and a timer set for after the work
+// (AfterFunc(0, f) after Charge) runs when it ends. Real worlds have no
+// such method: their callbacks take the time they take. Protocol code
+// charges what it models, such as the master's solve.
+type Charger interface {
+	Charge(d time.Duration)
+}
+
 // Program is protocol code that runs on one node.
 type Program interface {
 	// Start runs once on the node's event loop when the node boots (and

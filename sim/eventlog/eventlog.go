@@ -37,6 +37,7 @@ const (
 	Step                      // clock step; A=signed step in ns
 	Slow                      // node turns slow; A=extra callback delay in ns
 	SlowEnd                   // node back to normal speed
+	Busy                      // the running callback charged work; A=its cost in true ns (world.Charger)
 	numKinds
 )
 
@@ -79,6 +80,7 @@ var kindInfo = [numKinds]struct {
 	Step:      {"step", "", "by", "", ""},
 	Slow:      {"slow", "", "extra", "", ""},
 	SlowEnd:   {"slowend", "", "", "", ""},
+	Busy:      {"busy", "", "ns", "", ""},
 }
 
 var reasonNames = [...]string{
