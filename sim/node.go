@@ -89,13 +89,13 @@ func (n *node) alive(inc uint64) bool { return n.up && n.inc == inc }
 
 // Env implementation.
 
-func (n *node) Node() world.NodeID      { return n.id }
-func (n *node) Nodes() int              { return len(n.s.nodes) }
-func (n *node) Peers() []world.NodeID   { return n.s.peers[n.id] }
-func (n *node) Host() world.Clock       { return hostClock{n} }
-func (n *node) Tracer() world.Clock     { return tracerClock{n} }
-func (n *node) Rand() *rand.Rand        { return n.rand }
-func (n *node) Logger() *slog.Logger    { return n.logger }
+func (n *node) Node() world.NodeID    { return n.id }
+func (n *node) Nodes() int            { return len(n.s.nodes) }
+func (n *node) Peers() []world.NodeID { return n.s.peers[n.id] }
+func (n *node) Host() world.Clock     { return hostClock{n} }
+func (n *node) Tracer() world.Clock   { return tracerClock{n} }
+func (n *node) Rand() *rand.Rand      { return n.rand }
+func (n *node) Logger() *slog.Logger  { return n.logger }
 
 // Charge implements world.Charger: the node's callbacks wait until d of
 // its host clock from now has passed.
