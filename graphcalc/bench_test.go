@@ -148,3 +148,34 @@ func BenchmarkSolve10kThreeOutliers(b *testing.B) {
 	in.Edges[777].Beta += 3000
 	benchInput(b, in, 0)
 }
+
+// BenchmarkSolveCost reports, beside each size's CPU time a solve,
+// model-ratio: SolveCost's model of it over the measured CPU time (1 is
+// exact). The model charges the master's solve in the simulator.
+func BenchmarkSolveCost(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		g    func() graph
+	}{
+		{"mesh8", func() graph { return mesh(8) }},
+		{"rr1024", func() graph { return randomRegular(b, 1024, 8, 42) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			g := tc.g()
+			c := newClocks(g.n, rand.New(rand.NewPCG(11, 12)))
+			in := build(c, g, 0, true, mixed, rand.New(rand.NewPCG(13, 14)))
+			b.ResetTimer()
+			cpu := cpuTime()
+			for i := 0; i < b.N; i++ {
+				if _, err := graphcalc.Solve(in, graphcalc.Options{Seed: uint64(i)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if used := cpuTime() - cpu; used > 0 {
+				measured := used / time.Duration(b.N)
+				b.ReportMetric(float64(measured.Microseconds()), "cpu-µs/solve")
+				b.ReportMetric(float64(graphcalc.SolveCost(len(in.Edges)))/float64(measured), "model-ratio")
+			}
+		})
+	}
+}
