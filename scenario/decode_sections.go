@@ -469,11 +469,12 @@ func linkKeys() []string {
 
 func (d *decoder) links(n *yaml.Node, path string) (Links, bool) {
 	var l Links
-	m := d.fields(n, path, "default", "overrides")
+	m := d.fields(n, path, "default", "overrides", "nic")
 	if def, ok := m["default"]; ok {
 		p := key(path, "default")
 		l.Default = d.linkSpec(d.fields(def, p, linkKeys()...), p)
 	}
+	field(m, path, "nic", d.rate, &l.NICRate)
 	if ov, ok := m["overrides"]; ok {
 		p := key(path, "overrides")
 		items, _ := d.seq(ov, p, "link overrides")

@@ -80,6 +80,8 @@ func TestParseErrors(t *testing.T) {
 			[]string{`links.default.rate.rate: unknown rate unit "gigabit"`}},
 		{"rate without unit", withHead("links:", "  default:", "    rate: {rate: 1000}"), 6,
 			[]string{"links.default.rate.rate: rate 1000 has no unit"}},
+		{"malformed nic", withHead("links:", "  nic: fast"), 5,
+			[]string{`links.nic: `}},
 		{"bad name", doc("name: Quick Start", "duration: 10s", "nodes: 4"), 1,
 			[]string{`name: invalid name "Quick Start"`}},
 		{"zero duration", doc("name: t", "duration: 0s", "nodes: 4"), 2,

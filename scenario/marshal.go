@@ -173,6 +173,9 @@ func addClock(m *yaml.Node, c ClockSpec) bool {
 
 func linksNode(l Links) *yaml.Node {
 	m := mapping()
+	if l.NICRate > 0 {
+		add(m, "nic", str(formatRate(l.NICRate)))
+	}
 	if def := mapping(); addLink(def, l.Default) {
 		add(m, "default", def)
 	}

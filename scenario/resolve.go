@@ -25,6 +25,9 @@ type Resolved struct {
 	// topology does not connect (the rest of the network, which carries
 	// control traffic such as a master's streams).
 	DefaultLink netem.Params
+	// NICRate is links.nic: every node's interface rate for stream
+	// messages, bits per second; 0 for none.
+	NICRate uint64
 	// Faults are sorted by At (stably, so equal times keep file order).
 	// Partition faults list every node: the nodes the file leaves out are
 	// appended as one more group. link_flap faults have Count >= 1.
@@ -97,6 +100,7 @@ func (s *Scenario) Resolve(seed uint64) (*Resolved, error) {
 	r.Edges = make([]ResolvedEdge, 0, len(edges))
 	def := s.Links.Default.params() // shared by every edge no override touches
 	r.DefaultLink = def
+	r.NICRate = s.Links.NICRate
 	for _, e := range edges {
 		p, path := def, "links.default"
 		if ovs := touched[[2]int{e.From, e.To}]; ovs != nil {

@@ -82,7 +82,7 @@ func TestRoundTripBuiltInCode(t *testing.T) {
 		Name: "in-code", Seed: 7, Duration: 3e9, Nodes: 3,
 		Clocks:   Clocks{Default: ClockSpec{Offset: UniformOf(-time.Millisecond, time.Millisecond), DriftPPM: NormalOf(0.0, 3)}},
 		Topology: Topology{Kind: Ring},
-		Links: Links{Overrides: []LinkOverride{{From: &one, To: ptr(2), LinkSpec: LinkSpec{
+		Links: Links{NICRate: 10_000_000_000, Overrides: []LinkOverride{{From: &one, To: ptr(2), LinkSpec: LinkSpec{
 			Loss: &Loss{GEModel: &GEModel{P: 1, OneMinusH: &hundred}},
 		}}}},
 		Faults:   []Fault{{At: 1e9, Kind: FaultLinkFlap, Between: []int{0, 2}, Down: 1e6, Up: 1e6, Count: 2}},

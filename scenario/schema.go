@@ -123,6 +123,13 @@ type Topology struct {
 type Links struct {
 	Default   LinkSpec
 	Overrides []LinkOverride
+	// NICRate is every node's network interface rate in bits per second
+	// (links.nic: 10gbit), 0 for none: the stream messages a node sends
+	// leave one after another at that rate, and those it receives arrive
+	// one after another at it, whatever links they cross, so that many
+	// streams into one node (a master's gather) queue at its interface.
+	// Datagrams keep their links' own model.
+	NICRate uint64
 }
 
 // LinkOverride replaces the given fields of LinkSpec on one direction

@@ -23,6 +23,11 @@ type Config struct {
 	// StreamTimeout is how long a stream whose path is cut (partition,
 	// link down) takes to break; 0 means 1s.
 	StreamTimeout time.Duration
+	// NICRate is every node's network interface rate in bits per second,
+	// 0 for none: a node's stream messages leave it one after another at
+	// that rate and arrive at their receiver one after another at it
+	// (see stream.deliver); datagrams keep their links' model.
+	NICRate uint64
 }
 
 // NodeConfig is one node's clocks.

@@ -25,6 +25,9 @@ type node struct {
 	inc     uint64 // incarnation: bumped at every crash, invalidating pending callbacks
 	slow    int64  // extra callback delay while the node is slow
 	busy    int64  // true time until which charged work holds the node's callbacks
+	// nicTx and nicRx are when the node's interface finishes sending and
+	// receiving the stream messages queued at it so far (Config.NICRate).
+	nicTx, nicRx int64
 	timerID int64
 	rand    *rand.Rand
 	logger  *slog.Logger

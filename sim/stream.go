@@ -240,9 +240,26 @@ func (st *stream) Send(msg []byte) error {
 }
 
 // deliver sends msg to the peer, in order after everything sent before.
+// With a NIC rate, the message first waits for the sender's interface
+// (the messages it sends go out one after another), then crosses the
+// link, then waits for the receiver's (a gather from many nodes queues
+// there).
 func (st *stream) deliver(msg []byte) {
 	s := st.n.s
-	at := max(s.k.Now()+s.oneway(st.n.id, st.remote.Node, len(msg)), st.last)
+	from, to := st.n, s.nodes[st.remote.Node]
+	at := s.k.Now()
+	if r := s.cfg.NICRate; r > 0 {
+		ser := int64(len(msg)+udpOverhead) * 8 * 1e9 / int64(r)
+		from.nicTx = max(at, from.nicTx) + ser
+		at = from.nicTx
+	}
+	at += s.oneway(from.id, to.id, len(msg))
+	if r := s.cfg.NICRate; r > 0 {
+		ser := int64(len(msg)+udpOverhead) * 8 * 1e9 / int64(r)
+		to.nicRx = max(at, to.nicRx+ser)
+		at = to.nicRx
+	}
+	at = max(at, st.last)
 	st.last = at
 	_ = s.k.At(at, msgEvent{st.peer, msg}, 0)
 }

@@ -145,3 +145,77 @@ type recvAt struct {
 func (r *recvAt) OnOpen(world.Stream)            {}
 func (r *recvAt) OnClose(world.Stream, error)    {}
 func (r *recvAt) OnMessage(world.Stream, []byte) { *r.got = append(*r.got, (*r.s).Now()) }
+
+// gatherHandler records when messages reach node 0 and, on the other
+// nodes, sends sizes once their stream to node 0 opens.
+type gatherHandler struct {
+	s     **sim.Sim
+	sizes []int
+	got   []time.Duration
+}
+
+func (g *gatherHandler) OnOpen(st world.Stream) {
+	for _, n := range g.sizes {
+		if err := st.Send(make([]byte, n)); err != nil {
+			panic(err)
+		}
+	}
+}
+func (g *gatherHandler) OnMessage(_ world.Stream, _ []byte) { g.got = append(g.got, (*g.s).Now()) }
+func (g *gatherHandler) OnClose(world.Stream, error)         {}
+
+// TestNICQueuesAGather: with a NIC rate, a gather of one message from each
+// of 7 nodes queues at the receiver's interface (one message time apart),
+// and a node's messages queue at its own; without one, they all arrive
+// after the link's delay.
+func TestNICQueuesAGather(t *testing.T) {
+	const size = 9958 // + 42 bytes of headers: 80 µs at 1 Gbit/s
+	for _, tc := range []struct {
+		name  string
+		nic   uint64
+		sizes []int
+		want  func(i int) time.Duration
+	}{
+		{"no NIC", 0, []int{size}, func(int) time.Duration { return 2*ms + 50*time.Microsecond }},
+		// Each sender's message leaves 80 µs after its stream opens, crosses
+		// the 50 µs link and then waits its turn at node 0's interface.
+		{"1 Gbit/s", 1_000_000_000, []int{size}, func(i int) time.Duration {
+			return 2*ms + 50*time.Microsecond + time.Duration(i+1)*80*time.Microsecond
+		}},
+		// One sender's three messages leave one after another.
+		{"1 Gbit/s, 3 from each", 1_000_000_000, []int{size, size, size}, func(i int) time.Duration {
+			return 2*ms + 50*time.Microsecond + time.Duration(i+1)*80*time.Microsecond
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := mesh(8, 50*time.Microsecond)
+			cfg.NICRate = tc.nic
+			var s *sim.Sim
+			g := &gatherHandler{s: &s}
+			send := &gatherHandler{s: &s, sizes: tc.sizes}
+			s, err := sim.New(cfg, func(id world.NodeID) world.Program {
+				return world.ProgramFunc(func(env world.Env) error {
+					if id == 0 {
+						_, err := env.Listen(5, g)
+						return err
+					}
+					// Dial at 1.95 ms: the streams open at 2.05 ms.
+					env.AfterFunc(1950*time.Microsecond, func() { _, _ = env.Dial(world.Addr{Node: 0, Port: 5}, send) })
+					return nil
+				})
+			}, sim.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Run(100 * ms)
+			if want := 7 * len(tc.sizes); len(g.got) != want {
+				t.Fatalf("%d messages reached node 0, want %d", len(g.got), want)
+			}
+			for i, at := range g.got {
+				if w := tc.want(i) + 50*time.Microsecond; at != w {
+					t.Errorf("message %d arrived at %v, want %v", i, at, w)
+				}
+			}
+		})
+	}
+}

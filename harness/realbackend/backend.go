@@ -294,6 +294,9 @@ func realRefusals(sc *scenario.Scenario, r *scenario.Resolved) error {
 	if sc.Impairment == scenario.ImpairNetem {
 		errs = append(errs, errors.New("impairment netem: the kernel netem path is not implemented (and this kernel has no netem qdisc); use impairment: userspace or auto"))
 	}
+	if r.NICRate > 0 {
+		errs = append(errs, errors.New("links.nic: the simulator's model of the nodes' interfaces; the real backend's are the namespaces' veths, which it cannot slow down (remove links.nic, or run it with --backend=sim)"))
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("scenario %s cannot run on the real backend: %w", sc.Name, errors.Join(errs...))
 	}

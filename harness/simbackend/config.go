@@ -7,7 +7,7 @@ import (
 
 // Config turns a resolved scenario into the simulator's configuration.
 func Config(seed uint64, r *scenario.Resolved) sim.Config {
-	cfg := sim.Config{Seed: seed, DefaultLink: r.DefaultLink}
+	cfg := sim.Config{Seed: seed, DefaultLink: r.DefaultLink, NICRate: r.NICRate}
 	for _, n := range r.Nodes {
 		cfg.Nodes = append(cfg.Nodes, sim.NodeConfig{Clock: n.Clock, Tracer: n.Tracer})
 	}
