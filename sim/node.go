@@ -21,19 +21,19 @@ type node struct {
 	host   *clockmodel.Clock
 	tracer *clockmodel.Tracer
 
-	up      bool
-	inc     uint64 // incarnation: bumped at every crash, invalidating pending callbacks
-	slow    int64  // extra callback delay while the node is slow
-	busy    int64  // true time until which charged work holds the node's callbacks
+	up   bool
+	inc  uint64 // incarnation: bumped at every crash, invalidating pending callbacks
+	slow int64  // extra callback delay while the node is slow
+	busy int64  // true time until which charged work holds the node's callbacks
 	// nicTx and nicRx are when the node's interface finishes sending and
 	// receiving the stream messages queued at it so far (Config.NICRate).
 	nicTx, nicRx int64
-	timerID int64
-	rand    *rand.Rand
-	logger  *slog.Logger
-	conns   map[uint16]*packetConn // lookup only
-	lsns    map[uint16]*listener   // lookup only
-	streams []*stream              // open streams, in creation order
+	timerID      int64
+	rand         *rand.Rand
+	logger       *slog.Logger
+	conns        map[uint16]*packetConn // lookup only
+	lsns         map[uint16]*listener   // lookup only
+	streams      []*stream              // open streams, in creation order
 }
 
 // deferIfSlow re-schedules h while the node is busy with charged work

@@ -162,7 +162,7 @@ func (g *gatherHandler) OnOpen(st world.Stream) {
 	}
 }
 func (g *gatherHandler) OnMessage(_ world.Stream, _ []byte) { g.got = append(g.got, (*g.s).Now()) }
-func (g *gatherHandler) OnClose(world.Stream, error)         {}
+func (g *gatherHandler) OnClose(world.Stream, error)        {}
 
 // TestNICQueuesAGather: with a NIC rate, a gather of one message from each
 // of 7 nodes queues at the receiver's interface (one message time apart),
