@@ -187,6 +187,18 @@ proto-check: protoc-gen-go
 ## mesh), each under /usr/bin/time -v with --no-event-log --no-report: a
 ## row per run of nodes, events, CPU seconds (user + sys) and max RSS
 ## (minutes; not in make test)
+## control: issue 34's control-plane overhead against N (bench/control_test.go):
+## the sync protocol's master-controlled rounds at 8, 64, 512 and 4,096 nodes
+## over 50 µs, 10 Gbit/s links and interfaces (links.nic); writes
+## CONTROL_OUT/overhead.md (the table, fits in log2 N and in N) and
+## overhead.png, and each run's directory. CONTROL_N=8,64 for fewer.
+.PHONY: control
+CONTROL_OUT ?= runs/control
+CONTROL_N ?= 8,64,512,4096
+control:
+	mkdir -p $(CONTROL_OUT)
+	CHRONOSYNC_CONTROL_OUT=$(abspath $(CONTROL_OUT)) CHRONOSYNC_CONTROL_N=$(CONTROL_N) $(GO) test -count=1 -timeout 60m -run '^TestControlOverhead$$' -v ./bench/
+
 .PHONY: scale
 SCALE_OUT ?= runs/scale
 scale: build
