@@ -132,7 +132,7 @@ func FuzzMasterReports(f *testing.F) {
 		run := newFuzzRound(t)
 		s := &echoStream{from: world.Addr{Node: 1, Port: 40000}}
 		c := masterConn{run.m}
-		run.m.conns[1] = nil
+		run.m.attachStream(1, nil)
 		c.OnOpen(s)
 		c.OnMessage(s, frameHello(t))
 		c.OnMessage(s, msg)

@@ -71,8 +71,8 @@ func TestSilentConnections(t *testing.T) {
 		flood[i] = &quietStream{from: world.Addr{Node: 1, Port: uint16(50000 + i)}}
 		c.OnOpen(flood[i])
 	}
-	if !flood[0].closed || flood[1].closed || len(m.pending) != maxPending*2 {
+	if !flood[0].closed || flood[1].closed || len(m.core.pending) != maxPending*2 {
 		t.Errorf("%d silent streams on a 2-node master: first closed %v, second %v, %d waiting; want the first closed, %d waiting",
-			len(flood), flood[0].closed, flood[1].closed, len(m.pending), maxPending*2)
+			len(flood), flood[0].closed, flood[1].closed, len(m.core.pending), maxPending*2)
 	}
 }

@@ -1,69 +1,47 @@
 package rounds
 
 import (
-	"errors"
-	"fmt"
+	"context"
 	"slices"
 	"time"
 
-	"github.com/chronosync/chronosync/graphcalc"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/rounds/wire"
 	"github.com/chronosync/chronosync/world"
 )
 
 // master drives the rounds: it lives on the master node beside that node's
-// own agent, to which it talks by direct calls.
+// own agent, to which it talks by direct calls. It is the driver of
+// masterCore on a world.Env: it turns the world's callbacks (streams,
+// timers, the heartbeat, the own node's reports) into the core's events
+// and carries out the actions the core returns (sends, closes, the
+// deadline timer, the solve, logs, the observer), in their order.
 type master struct {
-	n     *Node
-	conns []world.Stream // by node ID; nil while not connected
-	heard []int64        // when each connection was last heard from
-	// features are what each connection's hello announced
-	// (Hello.features, Feature*).
-	features []uint64
-
-	seq      uint64
-	round    uint64
-	started  bool
-	gather   bool
-	endAt    int64                    // local clock when ROUND_END went out
-	deadline world.Timer              // the gather deadline, or the start timer
-	reports  []*syncpb.NodeWindowData // by node ID, for the round being gathered
-	bytes    int
-	retries  int
-	length   time.Duration
-	history  []stability
-	solver   *Solver
-	// rejectedReports and rejectedEdges count, since the last round was
-	// solved, the reports refused whole and the edges dropped from the
-	// reports taken (see checkReport and screenEdges); finish reports
-	// them in the round's Notes and log.
-	rejectedReports, rejectedEdges int
-	// refused counts the same by reason (see refusal), with the records
-	// of the solution left out (see writable), for RoundReport.Refused.
-	refused map[string]int
-	// pending are the accepted streams that have not said hello yet, in
-	// the order they opened, with when (local clock); heartbeat closes
-	// those that stay silent (see helloWait).
-	pending []pendingConn
-}
-
-// pendingConn is an accepted stream waiting for its hello.
-type pendingConn struct {
-	s  world.Stream
-	at int64
+	n      *Node
+	core   *masterCore
+	solver *Solver
+	// deadline is the core's deadline timer (the start, round-end or
+	// gather timer), the last armed.
+	deadline world.Timer
+	// streams and ids map the core's connections to the world's streams
+	// and back; next numbers the next one.
+	streams map[connID]world.Stream
+	ids     map[world.Stream]connID
+	next    connID
+	// queue holds the events that arrive while an action is carried out
+	// (none do on the worlds of today: a stream's Send and Close call no
+	// handler back), so that the core takes one event at a time.
+	queue []coreEvent
+	busy  bool
 }
 
 func newMaster(n *Node) (*master, error) {
 	m := &master{
-		n:        n,
-		conns:    make([]world.Stream, n.env.Nodes()),
-		heard:    make([]int64, n.env.Nodes()),
-		features: make([]uint64, n.env.Nodes()),
-		reports:  make([]*syncpb.NodeWindowData, n.env.Nodes()),
-		length:   n.cfg.Window,
-		round:    n.cfg.LastRound,
+		n:       n,
+		streams: map[connID]world.Stream{},
+		ids:     map[world.Stream]connID{},
 	}
+	m.core = newMasterCore(n.cfg, n.env.Nodes(), n.features(), m.now)
 	nodes := make([]int, len(n.cfg.Nodes))
 	for i, v := range n.cfg.Nodes {
 		nodes[i] = int(v)
@@ -74,204 +52,122 @@ func newMaster(n *Node) (*master, error) {
 	}
 	// Start once every participant has said hello, or after one gather
 	// deadline with whoever has.
-	m.deadline = n.env.AfterFunc(n.cfg.GatherDeadline, m.begin)
+	m.step(evStart{})
 	return m, nil
 }
 
 func (m *master) now() int64 { return int64(m.n.env.Host().Now()) }
 
-// connected reports whether node can take part in this round.
-func (m *master) connected(node world.NodeID) bool {
-	return node == m.n.cfg.Master || m.conns[node] != nil
-}
-
-func (m *master) allConnected() bool {
-	for _, p := range m.n.cfg.Participants {
-		if !m.connected(p) {
-			return false
-		}
-	}
-	return true
-}
-
-// begin starts the first round.
-func (m *master) begin() {
-	if m.started {
+// step hands the core one event and carries out what it returns; a
+// solve the core asks for is done here, at once, and its solution
+// handed back as the next event.
+func (m *master) step(ev coreEvent) {
+	m.queue = append(m.queue, ev)
+	if m.busy {
 		return
 	}
-	m.started = true
-	if m.deadline != nil {
-		m.deadline.Stop()
-	}
-	m.startRound()
-}
-
-// startRound sends ROUND_START for the next round.
-func (m *master) startRound() {
-	if m.n.cfg.Rounds > 0 && m.round-m.n.cfg.LastRound >= uint64(m.n.cfg.Rounds) {
-		m.n.env.Logger().Info("all rounds done", "rounds", m.round)
-		return
-	}
-	m.round++
-	m.seq++
-	rs := &syncpb.RoundStart{RoundId: m.round, SequenceNumber: m.seq, WindowNs: int64(m.length), CadenceNs: int64(m.n.cfg.Cadence)}
-	m.broadcast(&syncpb.Envelope{Body: &syncpb.Envelope_RoundStart{RoundStart: rs}})
-	if m.n.cfg.Mode == ModeRounds {
-		m.deadline = m.n.env.AfterFunc(m.length, m.endRound)
-	}
-}
-
-// broadcast sends env to every connected node and hands it to the local
-// agent.
-func (m *master) broadcast(env *syncpb.Envelope) {
-	b, err := wire.Marshal(env, m.n.cfg.MaxFrame)
-	if err != nil {
-		m.n.env.Logger().Error("encode message", "kind", wire.Kind(env), "err", err)
-		return
-	}
-	for _, s := range m.conns {
-		if s != nil {
-			if err := s.Send(b); err != nil {
-				m.n.env.Logger().Warn("send failed", "to", s.RemoteAddr(), "err", err)
+	m.busy = true
+	defer func() { m.busy = false }()
+	for len(m.queue) > 0 {
+		ev := m.queue[0]
+		m.queue[0] = nil
+		m.queue = m.queue[1:]
+		m.core.Step(ev)
+		for {
+			solve, ok := m.drain()
+			if !ok {
+				break
 			}
+			sum, offs, edges, err := m.solver.Solve(solve.Round, solve.Nodes)
+			m.core.Step(evSolved{Round: solve.Round, Summary: sum, Offsets: offs, Edges: edges, Err: err, Notes: m.solver.Notes()})
 		}
 	}
-	local := m.n
-	local.env.AfterFunc(0, func() { local.handle(env) })
+	m.queue = m.queue[:0]
 }
 
-// endRound sends ROUND_END and opens the gather.
-func (m *master) endRound() {
-	m.endAt = m.now()
-	m.openGather()
-	m.broadcast(&syncpb.Envelope{Body: &syncpb.Envelope_RoundEnd{RoundEnd: &syncpb.RoundEnd{RoundId: m.round, SequenceNumber: m.seq}}})
-}
-
-func (m *master) openGather() {
-	m.gather = true
-	m.bytes = 0
-	clear(m.reports)
-	m.deadline = m.n.env.AfterFunc(m.n.cfg.GatherDeadline, m.finish)
-}
-
-// report takes one node's window data. A report that claims another node
-// or carries more edges than a node has is refused whole; of one taken,
-// every edge that is not the node's own, names a node outside the probe
-// graph, repeats another or holds a value GraphCalc refuses is dropped.
-// Each refusal is logged and counted, so that one node cannot spoil or
-// fake the round.
-func (m *master) report(node int, d *syncpb.NodeWindowData, size int) {
+// drain carries out the core's actions; it returns the solve asked for,
+// if any.
+func (m *master) drain() (solve actSolve, asked bool) {
 	log := m.n.env.Logger()
-	if d == nil || node < 0 || node >= len(m.reports) || int(d.NodeId) != node {
-		log.Warn("report for the wrong node", "from", node, "claims", d.GetNodeId())
-		m.rejectedReports++
-		m.count("report node_id")
-		return
-	}
-	if err := checkReport(d, len(m.n.cfg.Nodes)); err != nil {
-		log.Warn("report rejected", "node", node, "round", d.RoundId, "err", err)
-		m.rejectedReports++
-		m.count(reasonOf(err))
-		return
-	}
-	if m.n.cfg.Mode == ModeWindows && !m.gather && d.RoundId == m.round {
-		// Variant A: the first report of a round opens its gather.
-		m.endAt = m.now()
-		m.openGather()
-	}
-	if !m.gather || d.RoundId != m.round || m.reports[node] != nil {
-		log.Debug("stale report", "node", node, "round", d.RoundId, "current", m.round)
-		return
-	}
-	d, dropped := screenEdges(node, d, m.n.cfg.Nodes)
-	for _, err := range dropped {
-		log.Warn("report edge rejected", "node", node, "round", d.RoundId, "err", err)
-		m.count(reasonOf(err))
-	}
-	m.rejectedEdges += len(dropped)
-	m.reports[node] = d
-	m.bytes += size
-	for _, p := range m.n.cfg.Participants {
-		if m.reports[p] == nil && m.connected(p) {
-			return
+	results := 0 // bytes of the RoundResults sent
+	for _, a := range m.core.Ready() {
+		switch a := a.(type) {
+		case actSend:
+			s := m.streams[a.Conn]
+			if s == nil {
+				continue
+			}
+			if err := s.Send(a.Data); err != nil {
+				switch a.Purpose {
+				case sendEcho:
+					log.Warn("heartbeat echo failed", "node", a.Node, "err", err)
+				case sendResult:
+					log.Warn("send failed", "to", s.RemoteAddr(), "kind", wire.Kind(a.Env), "err", err)
+				default:
+					log.Warn("send failed", "to", s.RemoteAddr(), "err", err)
+				}
+				continue
+			}
+			if a.Purpose == sendResult {
+				results += len(a.Data)
+			}
+		case actClose:
+			if s := m.streams[a.Conn]; s != nil {
+				s.Close()
+				m.unmap(a.Conn)
+			}
+		case actLocal:
+			local, env := m.n, a.Env
+			local.env.AfterFunc(0, func() { local.handle(env) })
+		case actTimer:
+			k := a.Timer
+			m.deadline = m.n.env.AfterFunc(a.After, func() { m.step(evTimer{Timer: k}) })
+		case actStop:
+			if m.deadline != nil {
+				m.deadline.Stop()
+			}
+		case actSolve:
+			solve, asked = a, true
+		case actLog:
+			log.Log(context.Background(), a.Level, a.Msg, a.Args...)
+		case actRound:
+			a.Report.Figures.ResultBytes = results
+			results = 0
+			m.n.obs.Round(a.Report)
 		}
 	}
-	m.finish()
+	return solve, asked
 }
 
-// finish closes the gather, solves the round and starts the next one.
-func (m *master) finish() {
-	if !m.gather {
-		return
+// conn returns the core's name of s, naming it if new.
+func (m *master) conn(s world.Stream) connID {
+	if id, ok := m.ids[s]; ok {
+		return id
 	}
-	m.gather = false
-	m.deadline.Stop()
-	cfg := &m.n.cfg
-	r := &RoundReport{Round: m.round, Sequence: m.seq}
-	for _, p := range cfg.Participants {
-		if d := m.reports[p]; d != nil {
-			r.Nodes = append(r.Nodes, d)
-		} else {
-			r.Missing = append(r.Missing, int(p))
-		}
-	}
-	if ref := m.reports[cfg.Reference]; ref != nil {
-		r.Window = ref.WindowId
-	}
-	r.Summary, r.Offsets, r.Edges, r.Err = m.solver.Solve(m.round, r.Nodes)
-	r.Notes = m.solver.Notes()
-	if m.refused == nil {
-		m.refused = map[string]int{}
-	}
-	writable(r, m.refused)
-	for _, n := range r.Notes {
-		m.n.env.Logger().Warn("round not settled", "round", m.round, "note", n)
-	}
-	if m.rejectedReports > 0 || m.rejectedEdges > 0 {
-		m.n.env.Logger().Warn("round input rejected", "round", m.round, "reports", m.rejectedReports, "edges", m.rejectedEdges)
-		r.Notes = append(r.Notes, fmt.Sprintf("the master refused %d reports and dropped %d edges since the last round (see its log)", m.rejectedReports, m.rejectedEdges))
-		m.rejectedReports, m.rejectedEdges = 0, 0
-	}
-	if len(m.refused) > 0 {
-		r.Refused = m.refused
-	}
-	m.refused = nil
-	r.Figures = Figures{
-		Window:       m.length,
-		GatherWait:   time.Duration(m.now() - m.endAt),
-		Retries:      m.retries,
-		MessageBytes: m.bytes,
-		SequenceSkew: skew(r),
-	}
-	m.retries = 0
-	if len(r.Missing) > 0 {
-		m.n.env.Logger().Warn("round completed without nodes", "round", m.round, "missing", r.Missing)
-	}
-	if r.Summary != nil {
-		if w := r.Summary.Consistency.Warning(); w != "" {
-			m.n.env.Logger().Warn("round consistency", "round", m.round, "consistent", r.Summary.Consistency.Consistent, "warning", w)
-		}
-	}
-	var disc *graphcalc.DisconnectedError
-	if errors.As(r.Err, &disc) {
-		m.n.env.Logger().Warn("round partially solved", "round", m.round, "err", r.Err)
-	} else if r.Err != nil {
-		m.n.env.Logger().Error("round unsolved", "round", m.round, "err", r.Err)
-	}
-	m.adapt(r)
-	m.startRound()
-	r.Figures.EndToStart = time.Duration(m.now() - m.endAt)
-	r.Figures.ResultBytes = m.sendResults(r)
-	m.n.obs.Round(r)
+	m.next++
+	m.ids[s], m.streams[m.next] = m.next, s
+	return m.next
 }
 
-// count counts one refusal under reason (see refusal.reason).
-func (m *master) count(reason string) {
-	if m.refused == nil {
-		m.refused = map[string]int{}
+// unmap forgets a connection.
+func (m *master) unmap(id connID) {
+	if s, ok := m.streams[id]; ok {
+		delete(m.ids, s)
+		delete(m.streams, id)
 	}
-	m.refused[reason]++
 }
+
+// report takes the master's own node's report (or, in tests, any
+// node's), as if it came on the node's connection.
+func (m *master) report(node int, d *syncpb.NodeWindowData, size int) {
+	m.step(evReport{Node: node, Data: d, Size: size})
+}
+
+// heartbeat is the master node's tick.
+func (m *master) heartbeat() { m.step(evTick{}) }
+
+// finish fires the gather deadline now (tests).
+func (m *master) finish() { m.step(evTimer{Timer: timerGather}) }
 
 // skew is the spread of the reporting nodes' window starts on the global
 // timeline: how far apart the nodes began probing.
@@ -289,79 +185,4 @@ func skew(r *RoundReport) time.Duration {
 		return 0
 	}
 	return time.Duration(slices.Max(starts) - slices.Min(starts))
-}
-
-// heartbeat drops connections that have been silent for three heartbeats.
-func (m *master) heartbeat() {
-	now := m.now()
-	m.closeSilent(now)
-	for id, s := range m.conns {
-		if s != nil && time.Duration(now-m.heard[id]) > 3*m.n.cfg.Heartbeat {
-			m.n.env.Logger().Warn("node silent; dropping its connection", "node", id)
-			s.Close()
-			m.conns[id] = nil
-		}
-	}
-	if m.gather {
-		m.checkGather()
-	}
-}
-
-// helloWait is how many heartbeats an accepted stream may stay without a
-// hello before the master closes it; maxPending bounds, per node, the
-// streams that may wait at once (the oldest is closed beyond it), so that
-// a peer that opens connections and says nothing holds neither sockets nor
-// memory for long.
-const (
-	helloWait  = 3
-	maxPending = 4
-)
-
-// closeSilent closes the accepted streams that have waited for their
-// hello longer than helloWait heartbeats.
-func (m *master) closeSilent(now int64) {
-	keep := m.pending[:0]
-	for _, p := range m.pending {
-		if time.Duration(now-p.at) > helloWait*m.n.cfg.Heartbeat {
-			m.n.env.Logger().Warn("closing connection: no hello", "from", p.s.RemoteAddr(), "waited", time.Duration(now-p.at))
-			p.s.Close()
-			continue
-		}
-		keep = append(keep, p)
-	}
-	clear(m.pending[len(keep):])
-	m.pending = keep
-}
-
-// await records s, just accepted, as waiting for its hello, closing the
-// oldest waiting stream when maxPending per node already wait.
-func (m *master) await(s world.Stream) {
-	if limit := maxPending * len(m.conns); len(m.pending) >= limit {
-		old := m.pending[0]
-		m.n.env.Logger().Warn("closing connection: too many connections without hello", "from", old.s.RemoteAddr(), "limit", limit)
-		old.s.Close()
-		m.pending = append(m.pending[:0], m.pending[1:]...)
-	}
-	m.pending = append(m.pending, pendingConn{s: s, at: m.now()})
-}
-
-// greeted forgets s as waiting for its hello (it said hello, or closed).
-func (m *master) greeted(s world.Stream) {
-	for i, p := range m.pending {
-		if p.s == s {
-			m.pending = append(m.pending[:i], m.pending[i+1:]...)
-			return
-		}
-	}
-}
-
-// checkGather finishes the gather when no connected participant is still
-// owed.
-func (m *master) checkGather() {
-	for _, p := range m.n.cfg.Participants {
-		if m.reports[p] == nil && m.connected(p) {
-			return
-		}
-	}
-	m.finish()
 }

@@ -241,10 +241,10 @@ func FuzzReportMessage(f *testing.F) {
 		run := newFuzzRound(t)
 		s := &echoStream{from: world.Addr{Node: 1, Port: 40000}}
 		c := masterConn{run.m}
-		run.m.conns[1] = nil
+		run.m.attachStream(1, nil)
 		c.OnOpen(s)
 		c.OnMessage(s, hello)
-		if run.m.conns[1] != s || s.closed {
+		if run.m.connOf(1) != s || s.closed {
 			t.Fatal("node 1's hello was not taken")
 		}
 		given := slices.Clone(msg)
@@ -265,9 +265,9 @@ func FuzzReportMessage(f *testing.F) {
 				wantClosed, d = false, b.Window
 			}
 		}
-		if s.closed != wantClosed || (run.m.conns[1] == nil) != wantClosed {
+		if s.closed != wantClosed || (run.m.connOf(1) == nil) != wantClosed {
 			t.Fatalf("%s message (err %v): stream closed %v, still node 1's connection %v; want closed %v, kept %v",
-				wire.Kind(env), err, s.closed, run.m.conns[1] != nil, wantClosed, !wantClosed)
+				wire.Kind(env), err, s.closed, run.m.connOf(1) != nil, wantClosed, !wantClosed)
 		}
 		if echoed := len(s.sent) == 1 && bytes.Equal(s.sent[0], given); echoed != wantEcho || len(s.sent) > 1 {
 			t.Fatalf("%s message: %d messages sent back, want the heartbeat echoed: %v", wire.Kind(env), len(s.sent), wantEcho)
@@ -319,10 +319,9 @@ func newFuzzRound(t *testing.T) *fuzzRound {
 		t.Fatal(err)
 	}
 	for _, p := range nodes[1:] {
-		m.conns[p] = openStream{}
+		m.attachStream(int(p), openStream{})
 	}
-	m.started, m.round = true, 1
-	m.openGather()
+	m.openRound(1, 0)
 	return &fuzzRound{m: m, obs: obs}
 }
 

@@ -96,10 +96,9 @@ func runHostileRound(t *testing.T, reports []sent) (*RoundReport, string) {
 		t.Fatal(err)
 	}
 	for _, p := range nodes[1:] {
-		m.conns[p] = openStream{}
+		m.attachStream(int(p), openStream{})
 	}
-	m.started, m.round = true, 1
-	m.openGather()
+	m.openRound(1, 0)
 	for _, s := range reports {
 		m.report(s.from, s.d, 0)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/chronosync/chronosync/analysis/offsets"
 	"github.com/chronosync/chronosync/rounds/syncpb"
-	"github.com/chronosync/chronosync/rounds/wire"
 	"github.com/chronosync/chronosync/world"
 )
 
@@ -169,48 +168,6 @@ func OffsetOfResult(msg *syncpb.RoundResult) offsets.Offset {
 		rec.SelfCheck = &offsets.SelfCheck{Predictions: int(c.GetPredictions()), Within3Sigma: int(c.GetWithinThreeSigma()), MaxSigma: c.GetMaxSigma()}
 	}
 	return rec
-}
-
-// sendResults sends each node with a record in r that asked for it
-// (FeatureRoundResult) its RoundResult, and hands the master's own node
-// its own; it returns the bytes of the frames sent. Nothing goes out for
-// a round without records (unsolved).
-func (m *master) sendResults(r *RoundReport) int {
-	if len(r.Offsets) == 0 {
-		return 0
-	}
-	degraded := degradedOf(r)
-	ref := int(m.n.cfg.Reference)
-	bytes := 0
-	for _, rec := range r.Offsets {
-		node := world.NodeID(rec.NodeID)
-		env := &syncpb.Envelope{Body: &syncpb.Envelope_RoundResult{RoundResult: resultMessage(rec, ref, r, degraded)}}
-		if node == m.n.cfg.Master {
-			if _, ok := m.n.obs.(ModelObserver); ok {
-				local := m.n
-				local.env.AfterFunc(0, func() { local.handle(env) })
-			}
-			continue
-		}
-		if rec.NodeID < 0 || rec.NodeID >= len(m.conns) {
-			continue
-		}
-		s := m.conns[node]
-		if s == nil || m.features[node]&FeatureRoundResult == 0 {
-			continue
-		}
-		b, err := wire.Marshal(env, m.n.cfg.MaxFrame)
-		if err != nil {
-			m.n.env.Logger().Error("encode message", "kind", wire.Kind(env), "node", node, "err", err)
-			continue
-		}
-		if err := s.Send(b); err != nil {
-			m.n.env.Logger().Warn("send failed", "to", s.RemoteAddr(), "kind", wire.Kind(env), "err", err)
-			continue
-		}
-		bytes += len(b)
-	}
-	return bytes
 }
 
 // maxReported is how many of its last reported windows a node remembers,

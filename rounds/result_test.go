@@ -80,7 +80,7 @@ func newResultRound(t *testing.T, asking ...world.NodeID) *resultRound {
 		t.Fatal(err)
 	}
 	n.becomeMaster(m)
-	m.started = true // no ROUND_START when the last node joins: the test sets the round
+	m.core.started = true // no ROUND_START when the last node joins: the test sets the round
 	rr := &resultRound{net: net, obs: obs, m: m}
 	for _, id := range cfg.Nodes[1:] {
 		s := &echoStream{from: world.Addr{Node: id, Port: 40000}}
@@ -95,8 +95,7 @@ func newResultRound(t *testing.T, asking ...world.NodeID) *resultRound {
 		c.OnOpen(s)
 		c.OnMessage(s, mustFrame(t, &syncpb.Envelope{Body: &syncpb.Envelope_Hello{Hello: h}}))
 	}
-	m.started, m.round, m.seq = true, 1, 1
-	m.openGather()
+	m.openRound(1, 1)
 	return rr
 }
 
