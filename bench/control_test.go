@@ -147,9 +147,9 @@ func controlReport(rows []controlRow) ([]byte, error) {
 		return nil, fmt.Errorf("%d node counts: a fit needs two or more", len(rows))
 	}
 	var b bytes.Buffer
-	b.WriteString("| N | ROUND_END→ROUND_START p50 (µs) | gather wait p50 (µs) | bytes gathered a round |\n|---:|---:|---:|---:|\n")
+	b.WriteString("| N | ROUND_END→ROUND_START p50 (µs) | gather wait p50 (µs) | the rest: the master's solve (µs) | bytes gathered a round |\n|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %d | %.1f | %.1f | %.0f |\n", r.N, r.EndToStart, r.GatherWait, r.BytesPerRound)
+		fmt.Fprintf(&b, "| %d | %.1f | %.1f | %.1f | %.0f |\n", r.N, r.EndToStart, r.GatherWait, r.EndToStart-r.GatherWait, r.BytesPerRound)
 	}
 	lg, ln := controlFits(rows)
 	fmt.Fprintf(&b, "\nfit a + b·log2 N: a %.1f µs, b %.1f µs, R² %.3f\n", lg.A, lg.B, lg.R2)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/chronosync/chronosync/graphcalc"
 	"github.com/chronosync/chronosync/rounds/syncpb"
 	"github.com/chronosync/chronosync/rounds/wire"
 	"github.com/chronosync/chronosync/world"
@@ -60,7 +61,12 @@ func (m *master) now() int64 { return int64(m.n.env.Host().Now()) }
 
 // step hands the core one event and carries out what it returns; a
 // solve the core asks for is done here, at once, and its solution
-// handed back as the next event.
+// handed back as the next event. On a world that charges modelled work
+// (world.Charger: the simulator, whose time stands still while the
+// solve runs) the solve costs graphcalc.SolveCost of the node's time,
+// and its solution is handed back when that time has passed: what the
+// core does with it (the next round's start, the results) waits for
+// the solve, as on a real master.
 func (m *master) step(ev coreEvent) {
 	m.queue = append(m.queue, ev)
 	if m.busy {
@@ -79,10 +85,27 @@ func (m *master) step(ev coreEvent) {
 				break
 			}
 			sum, offs, edges, err := m.solver.Solve(solve.Round, solve.Nodes)
-			m.core.Step(evSolved{Round: solve.Round, Summary: sum, Offsets: offs, Edges: edges, Err: err, Notes: m.solver.Notes()})
+			solved := evSolved{Round: solve.Round, Summary: sum, Offsets: offs, Edges: edges, Err: err, Notes: m.solver.Notes()}
+			if c, ok := m.n.env.(world.Charger); ok {
+				c.Charge(graphcalc.SolveCost(inputEdges(solve.Nodes)))
+				m.n.env.AfterFunc(0, func() { m.step(solved) })
+				break
+			}
+			m.core.Step(solved)
 		}
 	}
 	m.queue = m.queue[:0]
+}
+
+// inputEdges counts the edges the reports bring to a solve.
+func inputEdges(reports []*syncpb.NodeWindowData) int {
+	n := 0
+	for _, d := range reports {
+		if d != nil {
+			n += len(d.Edges)
+		}
+	}
+	return n
 }
 
 // drain carries out the core's actions; it returns the solve asked for,

@@ -48,13 +48,17 @@ type masterCore struct {
 	gather  bool
 	// solving is the round whose solution the core waits for (0: none).
 	solving uint64
-	solve   *RoundReport             // the round being solved
-	endAt   int64                    // local clock when ROUND_END went out
-	reports []*syncpb.NodeWindowData // by node ID, for the round being gathered
-	bytes   int
-	retries int
-	length  time.Duration
-	history []stability
+	solve   *RoundReport // the round being solved
+	endAt   int64        // local clock when ROUND_END went out
+	// gathered is the local clock when the gather closed (the round's
+	// solve was asked for): GatherWait ends there, EndToStart after the
+	// solve, whose modelled cost a simulated master charges.
+	gathered int64
+	reports  []*syncpb.NodeWindowData // by node ID, for the round being gathered
+	bytes    int
+	retries  int
+	length   time.Duration
+	history  []stability
 	// rejectedReports and rejectedEdges count, since the last round was
 	// solved, the reports refused whole and the edges dropped from the
 	// reports taken (see checkReport and screenEdges); the round's Notes

@@ -137,6 +137,7 @@ func (c *masterCore) finish() {
 		r.Window = ref.WindowId
 	}
 	c.solve, c.solving = r, c.round
+	c.gathered = c.clock()
 	c.emit(actSolve{Round: c.round, Nodes: r.Nodes})
 }
 
@@ -169,7 +170,7 @@ func (c *masterCore) solved(e evSolved) {
 	c.refused = nil
 	r.Figures = Figures{
 		Window:       c.length,
-		GatherWait:   time.Duration(c.clock() - c.endAt),
+		GatherWait:   time.Duration(c.gathered - c.endAt),
 		Retries:      c.retries,
 		MessageBytes: c.bytes,
 		SequenceSkew: skew(r),
