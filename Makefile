@@ -204,6 +204,17 @@ SCALE_OUT ?= runs/scale
 scale: build
 	./bench/scale/run.sh ./$(BIN) $(SCALE_OUT)
 
+## ns3-ratio: issue 34's target against ns-3 (bench/ns3/ratio.sh): mesh8-jitter's
+## packet workload as a small ns-3 program (bench/ns3/mesh8.cc, built in a
+## temporary directory) and chronosync with default outputs on one core, each
+## under /usr/bin/time -v NS3_RUNS times; prints CPU per packet, max RSS and the
+## ratios against the targets (≥ 10× ns-3 per packet, RSS ≤ 2× ns-3's). Needs
+## libns3-dev, else says so and succeeds (minutes; not in make test)
+.PHONY: ns3-ratio
+NS3_RUNS ?= 1
+ns3-ratio: build
+	./bench/ns3/ratio.sh ./$(BIN) $(NS3_RUNS)
+
 ## issue29: the runs issue 29's closing note quotes: clock steps below 1 ms in
 ## traced 8-node runs, 3 wandering nodes of 10, heavy jitter with bursty loss
 ## on 24 nodes, and the self-check beside the truth for every library
