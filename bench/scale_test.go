@@ -7,9 +7,10 @@ import (
 	"github.com/chronosync/chronosync/scenario"
 )
 
-// TestScaleScenarios checks that make scale's scenarios (bench/scale) load
-// and are what their names say: the sync protocol for two rounds on that
-// many nodes and that topology.
+// TestScaleScenarios checks that the scale scenarios (bench/scale: make
+// scale's, and the 10,000-node one run by name) load and are what their
+// names say: the sync protocol for two rounds on that many nodes and that
+// topology.
 func TestScaleScenarios(t *testing.T) {
 	cases := []struct {
 		file     string
@@ -20,6 +21,7 @@ func TestScaleScenarios(t *testing.T) {
 		{"scale-mesh64.yaml", 64, "full_mesh", 64 * 63},
 		{"scale-rr256.yaml", 256, "random_regular", 256 * 8},
 		{"scale-rr1024.yaml", 1024, "random_regular", 1024 * 8},
+		{"scale-rr10k.yaml", 10000, "random_regular", 10000 * 8},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {

@@ -197,16 +197,26 @@ type Prober struct {
 	due           int64 // host time the last tick was due (world.AbsoluteTimers)
 	edges         []edge
 	hints         []int // per edge, the pairs of its last window (Close), to size the next
+	expect        int   // the pairs an edge's first window is sized for (ExpectPairs)
 	next          int
 	timer         world.Timer
 	advert        Advert
-	adverts       []Advert
-	// replies holds, per requester, what the responder's last reply to it
-	// was and its transmit timestamp.
-	replies []lastReply
-	// answered holds, per requester, the requests answered (Replayed).
-	answered []answeredSet
-	stats    Stats
+	// adverts holds, per peer (by its index in peers), the latest advert
+	// it sent.
+	adverts []Advert
+	// requesters holds, per node whose prober sent this responder a
+	// request, what the responder's last reply to it was and the requests
+	// it answered. It holds only the nodes that asked (a node's in-
+	// neighbours), not one entry per node of the world: per node of the
+	// world in every prober, a 10,000-node run would hold 10⁸ of them.
+	requesters map[world.NodeID]*requester
+	stats      Stats
+}
+
+// requester is a responder's state for one requester.
+type requester struct {
+	last     lastReply   // the last reply to it and its transmit timestamp
+	answered answeredSet // the requests answered (Replayed)
 }
 
 // lastReply is the responder's record of its last reply to one requester.
@@ -225,6 +235,10 @@ type edge struct {
 	// wide holds, by pair number, the pairs whose timestamps do not fit
 	// pair's 32-bit differences.
 	wide map[int]full
+	// epochs are the t1s pairs' base t1s are held as differences from, by
+	// first pair, in order (pairs.go): one a window unless it is longer
+	// than 2 s.
+	epochs []epoch
 }
 
 // New opens the probe endpoint on env and starts answering requests. It
@@ -233,7 +247,7 @@ func New(env world.Env, peers []world.NodeID, cadence time.Duration) (*Prober, e
 	if cadence <= 0 {
 		return nil, fmt.Errorf("probe: cadence %v must be > 0", cadence)
 	}
-	p := &Prober{env: env, peers: peers, cadence: cadence, adverts: make([]Advert, env.Nodes()), replies: make([]lastReply, env.Nodes()), answered: make([]answeredSet, env.Nodes())}
+	p := &Prober{env: env, peers: peers, cadence: cadence, adverts: make([]Advert, len(peers)), requesters: map[world.NodeID]*requester{}}
 	c, err := env.ListenPacket(Port, p.receive)
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
@@ -261,8 +275,26 @@ func (p *Prober) SetCadence(d time.Duration) {
 // SetAdvert sets the state piggybacked on every reply from now on.
 func (p *Prober) SetAdvert(a Advert) { p.advert = a }
 
-// PeerAdvert returns the latest advert received from peer.
-func (p *Prober) PeerAdvert(peer world.NodeID) Advert { return p.adverts[peer] }
+// PeerAdvert returns the latest advert received from peer (the zero
+// Advert where none came, as from a node that is not a peer).
+func (p *Prober) PeerAdvert(peer world.NodeID) Advert {
+	if i := slices.Index(p.peers, peer); i >= 0 {
+		return p.adverts[i]
+	}
+	return Advert{}
+}
+
+// ExpectPairs sizes the state of each edge's first window for about n
+// pairs (the window's length over the cadence); later windows are sized
+// by the edge's last. It changes nothing a window measures: without it a
+// first window's state grows as it goes, by copying (up to a quarter more
+// than it holds, and the copies left behind). n is capped at
+// MaxExpectPairs: a window that long grows as it goes, rather than
+// claiming its memory before it has probed.
+func (p *Prober) ExpectPairs(n int) { p.expect = min(max(n, 0), MaxExpectPairs) }
+
+// MaxExpectPairs caps [Prober.ExpectPairs]: 16,384 pairs, 640 KiB an edge.
+const MaxExpectPairs = 1 << 14
 
 // Opened reports whether a window is open.
 func (p *Prober) Opened() bool { return p.open }
@@ -281,10 +313,15 @@ func (p *Prober) Open(round, window uint64) int64 {
 		p.hints = make([]int, len(p.peers))
 	}
 	for i, peer := range p.peers {
-		// Room for as many pairs as the edge's last window had, and a
-		// little more: the slice does not grow, and leave its earlier
-		// arrays behind, as the window goes.
-		p.edges = append(p.edges, edge{peer: peer, pairs: make([]pair, 0, p.hints[i]+p.hints[i]/16+4)})
+		// Room for as many pairs as the edge's last window had (the
+		// first window: as ExpectPairs said), and a little more: the
+		// slice does not grow, and leave its earlier arrays behind, as
+		// the window goes.
+		h := p.hints[i]
+		if h == 0 {
+			h = p.expect
+		}
+		p.edges = append(p.edges, edge{peer: peer, pairs: make([]pair, 0, h+h/16+4)})
 	}
 	p.next = 0
 	p.due = p.start
@@ -346,7 +383,7 @@ func (p *Prober) Close() []probelog.Block {
 		// not at the next Open (a node's last window would keep them to
 		// the end of the run).
 		p.hints[i] = len(e.pairs)
-		p.edges[i].pairs, p.edges[i].wide = nil, nil
+		p.edges[i].pairs, p.edges[i].wide, p.edges[i].epochs = nil, nil, nil
 	}
 	return out
 }
@@ -437,9 +474,14 @@ func (p *Prober) answer(pkt world.Packet, r reply) {
 	// Only a prober's requests (from the probe port) take part in the
 	// interleaved transmit timestamps: a request from another port must
 	// not take, or be given, the timestamp the node's prober is owed.
+	var req *requester
 	var last *lastReply
-	if from := pkt.From.Node; pkt.From.Port == Port && from >= 0 && int(from) < len(p.replies) {
-		last = &p.replies[from]
+	if from := pkt.From.Node; pkt.From.Port == Port && from >= 0 && int(from) < p.env.Nodes() {
+		if req = p.requesters[from]; req == nil {
+			req = &requester{}
+			p.requesters[from] = req
+		}
+		last = &req.last
 	}
 	again := false // the request was answered already: a duplicate
 	if last != nil && last.sent {
@@ -459,7 +501,7 @@ func (p *Prober) answer(pkt world.Packet, r reply) {
 	if last == nil {
 		return
 	}
-	if p.answered[pkt.From.Node].seen(r.window, r.pair, r.slot) {
+	if req.answered.seen(r.window, r.pair, r.slot) {
 		p.stats.Replayed++
 	}
 	if again {
@@ -496,7 +538,8 @@ func (p *Prober) sendReply(to world.Addr, t3 int64) (int64, world.TxSource, erro
 func (p *Prober) complete(pkt world.Packet, r reply) {
 	p.stats.RepliesReceived++
 	from := pkt.From.Node
-	if pkt.From.Port != Port || !slices.Contains(p.peers, from) {
+	peer := slices.Index(p.peers, from)
+	if pkt.From.Port != Port || peer < 0 {
 		p.stats.Spoofed++
 		return
 	}
@@ -548,7 +591,7 @@ func (p *Prober) complete(pkt world.Packet, r reply) {
 			p.stats.AdvertsRejected++
 			return
 		}
-		p.adverts[from] = r.advert
+		p.adverts[peer] = r.advert
 	}
 }
 

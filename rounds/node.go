@@ -302,6 +302,9 @@ func (n *Node) refuse(rs *syncpb.RoundStart, field string, got, lo, hi, kept tim
 func (n *Node) openWindow(round uint64) {
 	n.window++
 	n.round = round
+	if c := n.prober.Cadence(); c > 0 {
+		n.prober.ExpectPairs(int(n.length / c))
+	}
 	n.prober.Open(round, n.window)
 	if n.cfg.Mode != ModeRounds {
 		n.rotate = n.env.AfterFunc(n.length, n.rotateWindow)
