@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/stat"
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -117,19 +118,8 @@ func TestControlOverhead(t *testing.T) {
 type lineFit struct{ A, B, R2 float64 }
 
 func fitLine(x, y []float64) lineFit {
-	n := float64(len(x))
-	var sx, sy, sxx, sxy float64
-	for i := range x {
-		sx, sy, sxx, sxy = sx+x[i], sy+y[i], sxx+x[i]*x[i], sxy+x[i]*y[i]
-	}
-	b := (n*sxy - sx*sy) / (n*sxx - sx*sx)
-	a := (sy - b*sx) / n
-	var ssr, sst float64
-	for i := range x {
-		d, m := y[i]-(a+b*x[i]), y[i]-sy/n
-		ssr, sst = ssr+d*d, sst+m*m
-	}
-	return lineFit{A: a, B: b, R2: 1 - ssr/sst}
+	a, b := stat.LinearRegression(x, y, nil, false)
+	return lineFit{A: a, B: b, R2: stat.RSquared(x, y, nil, a, b)}
 }
 
 // controlFits fits the overhead against log2 N and against N.
