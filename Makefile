@@ -66,10 +66,9 @@ unit:
 
 ## accept: the whole-scenario acceptance runs and property tests, and the
 ## step scan's statistical tests, which are built only without -race (files
-## tagged !race)
+## tagged !race); three go test processes at once (ci/accept.sh)
 accept:
-	$(GO) test -count=1 -run 'TestScan|TestMissSigma' ./estimate/
-	$(GO) test -count=1 -run 'TestAccept|TestProperty|TestAsymmetry' -v ./harness/ 2>&1 | grep -E '^(---|ok|FAIL|PASS)|accept_|property_'; exit $${PIPESTATUS[0]}
+	GO=$(GO) ./ci/accept.sh
 
 ## soak: issue 31's soak, 10 minutes (SOAK=30s for less): a keyed 4-node
 ## cluster of `chronosync node` in network namespaces until SIGTERM, its
