@@ -248,14 +248,14 @@ func (st *stream) deliver(msg []byte) {
 	s := st.n.s
 	from, to := st.n, s.nodes[st.remote.Node]
 	at := s.k.Now()
+	var ser int64 // the message's time on an interface
 	if r := s.cfg.NICRate; r > 0 {
-		ser := int64(len(msg)+udpOverhead) * 8 * 1e9 / int64(r)
+		ser = int64(len(msg)+udpOverhead) * 8 * 1e9 / int64(r)
 		from.nicTx = max(at, from.nicTx) + ser
 		at = from.nicTx
 	}
 	at += s.oneway(from.id, to.id, len(msg))
-	if r := s.cfg.NICRate; r > 0 {
-		ser := int64(len(msg)+udpOverhead) * 8 * 1e9 / int64(r)
+	if s.cfg.NICRate > 0 {
 		to.nicRx = max(at, to.nicRx+ser)
 		at = to.nicRx
 	}

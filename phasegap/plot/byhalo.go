@@ -100,25 +100,10 @@ func panelByH(rows []row) (Panel, bool) {
 	slices.SortStableFunc(rows, func(a, b row) int {
 		return cmp.Or(a.key.compare(b.key), cmp.Compare(a.point.T, b.point.T))
 	})
-	pn := Panel{Facet: rows[0].facet, Axis: AxisH}
+	pn := Panel{Facet: rows[0].facet, Axis: AxisH, Series: seriesOf(rows, withP)}
 	ok := false
-	for lo := 0; lo < len(rows); {
-		hi := lo + 1
-		for hi < len(rows) && rows[hi].key == rows[lo].key {
-			hi++
-		}
-		s := Series{Name: rows[lo].key.name(withP), Transport: rows[lo].key.transport}
-		for a := lo; a < hi; {
-			b := a + 1
-			for b < hi && rows[b].point.T == rows[a].point.T {
-				b++
-			}
-			s.Points = append(s.Points, average(rows[a:b]))
-			a = b
-		}
+	for _, s := range pn.Series {
 		ok = ok || len(s.Points) > 1
-		pn.Series = append(pn.Series, s)
-		lo = hi
 	}
 	return pn, ok
 }

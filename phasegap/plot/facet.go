@@ -202,7 +202,13 @@ func panel(rows []row) Panel {
 			return cmp.Or(a.key.compare(b.key), cmp.Compare(a.point.T, b.point.T))
 		})
 	}
-	pn := Panel{Facet: rows[0].facet}
+	return Panel{Facet: rows[0].facet, Series: seriesOf(rows, withP)}
+}
+
+// seriesOf splits rows, sorted by series key and then by x, into the
+// series, each point the average of the rows at one x.
+func seriesOf(rows []row, withP bool) []Series {
+	var out []Series
 	for lo := 0; lo < len(rows); {
 		hi := lo + 1
 		for hi < len(rows) && rows[hi].key == rows[lo].key {
@@ -217,10 +223,10 @@ func panel(rows []row) Panel {
 			s.Points = append(s.Points, average(rows[a:b]))
 			a = b
 		}
-		pn.Series = append(pn.Series, s)
+		out = append(out, s)
 		lo = hi
 	}
-	return pn
+	return out
 }
 
 // average is the mean point of rows of the same T.
